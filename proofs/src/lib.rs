@@ -1,0 +1,1 @@
+//! Property suites for the theorems catalogued in `normoracle::theorems`.

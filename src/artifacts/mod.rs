@@ -1,0 +1,3 @@
+//! Reproducible results and the formats they are written in.
+
+pub mod format;

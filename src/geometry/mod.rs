@@ -1,0 +1,1 @@
+//! The geometry of LayerNorm: what the projection and the scaling do to sets of vectors.

@@ -1,0 +1,1 @@
+//! normoracle's own LayerNorm/RMSNorm kernels.

@@ -1,0 +1,25 @@
+//! # normoracle
+//!
+//! An exact oracle for normalization kernels (LayerNorm, RMSNorm in f16, bf16, f32, f64) and
+//! the geometry of LayerNorm.
+//!
+//! The data flow (see `docs/design.md`):
+//! `cases` (a seeded battery) → [`problem::Problem`] → a kernel under test (`adapters`) and
+//! the exact reference (`exact`) → the `judge` (metrics, the one tolerance formula, tiers) →
+//! a verdict and its report.
+
+pub mod adapters;
+pub mod artifacts;
+pub mod cases;
+pub mod dtype;
+pub mod error;
+pub mod exact;
+pub mod geometry;
+pub mod judge;
+pub mod kernels;
+pub mod npy;
+pub mod problem;
+pub mod theorems;
+
+pub use dtype::Dtype;
+pub use error::{Error, Result};

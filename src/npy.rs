@@ -1,0 +1,303 @@
+//! Reading and writing NumPy `.npy` files (format versions 1, 2 and 3), with one-line
+//! errors for everything malformed. Element types: `<f2`, `<f4`, `<f8` and `<u2`
+//! (bf16 bit patterns); big-endian variants are read too.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// The element data of an array, in the file's own type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NpyData {
+    /// IEEE binary16 bit patterns (`<f2`).
+    F16(Vec<u16>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    /// Raw 16-bit patterns (`<u2`), the convention for bf16.
+    U16(Vec<u16>),
+}
+
+impl NpyData {
+    pub fn len(&self) -> usize {
+        match self {
+            NpyData::F16(v) | NpyData::U16(v) => v.len(),
+            NpyData::F32(v) => v.len(),
+            NpyData::F64(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The numpy `descr` string this data is written with.
+    pub fn descr(&self) -> &'static str {
+        match self {
+            NpyData::F16(_) => "<f2",
+            NpyData::F32(_) => "<f4",
+            NpyData::F64(_) => "<f8",
+            NpyData::U16(_) => "<u2",
+        }
+    }
+}
+
+/// An array read from or to be written to a `.npy` file (C order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NpyArray {
+    pub shape: Vec<usize>,
+    pub data: NpyData,
+}
+
+impl NpyArray {
+    pub fn new(shape: Vec<usize>, data: NpyData) -> Result<Self> {
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            return Err(Error::input(format!(
+                "shape {shape:?} holds {n} elements but {} were given",
+                data.len()
+            )));
+        }
+        Ok(NpyArray { shape, data })
+    }
+
+    /// Rows × width view: the last axis is the row width, leading axes are rows.
+    /// A 1-D array is one row; a 0-D array is an error.
+    pub fn rows_and_width(&self) -> Result<(usize, usize)> {
+        match self.shape.split_last() {
+            None => Err(Error::input("a 0-dimensional array has no rows")),
+            Some((&d, lead)) => Ok((lead.iter().product(), d)),
+        }
+    }
+
+    /// Every element widened to f64 (exact for f16/f32/f64). `U16` patterns are taken as
+    /// bf16, whose values are exact in f64 too.
+    pub fn to_f64(&self) -> Vec<f64> {
+        match &self.data {
+            NpyData::F16(v) => v.iter().map(|&b| half::f16::from_bits(b).to_f64()).collect(),
+            NpyData::U16(v) => v.iter().map(|&b| half::bf16::from_bits(b).to_f64()).collect(),
+            NpyData::F32(v) => v.iter().map(|&x| x as f64).collect(),
+            NpyData::F64(v) => v.clone(),
+        }
+    }
+}
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Reads a `.npy` file.
+pub fn read(path: &Path) -> Result<NpyArray> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::io(format!("cannot read {}: {e}", path.display())))?;
+    parse(&bytes).map_err(|e| match e {
+        Error::Input(m) => Error::input(format!("{}: {m}", path.display())),
+        other => other,
+    })
+}
+
+/// Parses the bytes of a `.npy` file.
+pub fn parse(bytes: &[u8]) -> Result<NpyArray> {
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return Err(Error::input("not a .npy file (bad magic)"));
+    }
+    let major = bytes[6];
+    let (header_len, start) = match major {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 => {
+            if bytes.len() < 12 {
+                return Err(Error::input("truncated .npy header"));
+            }
+            (
+                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                12,
+            )
+        }
+        v => return Err(Error::input(format!("unsupported .npy version {v}"))),
+    };
+    let end = start
+        .checked_add(header_len)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| Error::input("truncated .npy header"))?;
+    let header = std::str::from_utf8(&bytes[start..end])
+        .map_err(|_| Error::input("the .npy header is not text"))?;
+    let descr = dict_value(header, "descr")?;
+    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
+    let fortran = dict_value(header, "fortran_order")?;
+    if fortran.trim() != "False" {
+        return Err(Error::input(
+            "fortran_order arrays are not supported; save with C order",
+        ));
+    }
+    let shape = parse_shape(&dict_value(header, "shape")?)?;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .ok_or_else(|| Error::input("the shape's element count overflows"))?;
+    let body = &bytes[end..];
+    let (little, kind) = match descr.as_bytes().first() {
+        Some(b'<') | Some(b'|') | Some(b'=') => (true, &descr[1..]),
+        Some(b'>') => (false, &descr[1..]),
+        _ => return Err(Error::input(format!("unsupported dtype '{descr}'"))),
+    };
+    let width = match kind {
+        "f2" | "u2" => 2,
+        "f4" => 4,
+        "f8" => 8,
+        _ => {
+            return Err(Error::input(format!(
+                "unsupported dtype '{descr}' (use <f2, <f4, <f8, or <u2 for bf16 bits)"
+            )))
+        }
+    };
+    let need = count
+        .checked_mul(width)
+        .ok_or_else(|| Error::input("the shape's byte count overflows"))?;
+    if body.len() != need {
+        return Err(Error::input(format!(
+            "data holds {} bytes but shape {shape:?} of '{descr}' needs {need}",
+            body.len()
+        )));
+    }
+    let chunk = |i: usize| -> &[u8] { &body[i * width..(i + 1) * width] };
+    macro_rules! decode {
+        ($t:ty, $n:expr) => {
+            (0..count)
+                .map(|i| {
+                    let mut a = [0u8; $n];
+                    a.copy_from_slice(chunk(i));
+                    if little {
+                        <$t>::from_le_bytes(a)
+                    } else {
+                        <$t>::from_be_bytes(a)
+                    }
+                })
+                .collect::<Vec<$t>>()
+        };
+    }
+    let data = match kind {
+        "f2" => NpyData::F16(decode!(u16, 2)),
+        "u2" => NpyData::U16(decode!(u16, 2)),
+        "f4" => NpyData::F32(decode!(f32, 4)),
+        _ => NpyData::F64(decode!(f64, 8)),
+    };
+    Ok(NpyArray { shape, data })
+}
+
+/// The text after `'key':` up to the next top-level comma or closing brace.
+fn dict_value(header: &str, key: &str) -> Result<String> {
+    let pat_single = format!("'{key}'");
+    let pat_double = format!("\"{key}\"");
+    let pos = header
+        .find(&pat_single)
+        .map(|p| p + pat_single.len())
+        .or_else(|| header.find(&pat_double).map(|p| p + pat_double.len()))
+        .ok_or_else(|| Error::input(format!("the .npy header has no '{key}'")))?;
+    let rest = header[pos..].trim_start();
+    let rest = rest
+        .strip_prefix(':')
+        .ok_or_else(|| Error::input(format!("malformed '{key}' in the .npy header")))?;
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' | '}' if depth == 0 => return Ok(rest[..i].trim().to_string()),
+            _ => {}
+        }
+    }
+    Err(Error::input(format!(
+        "malformed '{key}' in the .npy header"
+    )))
+}
+
+fn parse_shape(text: &str) -> Result<Vec<usize>> {
+    let inner = text
+        .trim()
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .ok_or_else(|| Error::input(format!("malformed shape '{text}'")))?;
+    inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.trim_end_matches('L')
+                .parse::<usize>()
+                .map_err(|_| Error::input(format!("malformed shape '{text}'")))
+        })
+        .collect()
+}
+
+/// Serializes an array as a version-1 `.npy` file.
+pub fn to_bytes(array: &NpyArray) -> Vec<u8> {
+    let shape = match array.shape.len() {
+        1 => format!("({},)", array.shape[0]),
+        _ => format!(
+            "({})",
+            array
+                .shape
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
+        array.data.descr()
+    );
+    // Pad so the data starts on a 64-byte boundary, as numpy does.
+    let unpadded = MAGIC.len() + 4 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + array.data.len() * 8);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    match &array.data {
+        NpyData::F16(v) | NpyData::U16(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        NpyData::F32(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        NpyData::F64(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
+    }
+    out
+}
+
+/// Writes an array as a `.npy` file.
+pub fn write(path: &Path, array: &NpyArray) -> Result<()> {
+    std::fs::write(path, to_bytes(array))
+        .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_every_dtype() {
+        for data in [
+            NpyData::F16(vec![0x3c00, 0x8000, 0x7c00]),
+            NpyData::U16(vec![0x3f80, 1, 2]),
+            NpyData::F32(vec![1.5, -0.0, f32::MIN_POSITIVE]),
+            NpyData::F64(vec![1e300, -2.0, 5e-324]),
+        ] {
+            let a = NpyArray::new(vec![1, 3], data).unwrap();
+            assert_eq!(parse(&to_bytes(&a)).unwrap(), a);
+        }
+    }
+
+    #[test]
+    fn header_is_aligned() {
+        let a = NpyArray::new(vec![2, 2], NpyData::F32(vec![0.0; 4])).unwrap();
+        let b = to_bytes(&a);
+        assert_eq!((b.len() - 16) % 64, 0);
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors_not_panics() {
+        let good = to_bytes(&NpyArray::new(vec![3], NpyData::F32(vec![1.0; 3])).unwrap());
+        assert!(parse(b"").is_err());
+        assert!(parse(b"\x93NUMPY").is_err());
+        assert!(parse(&good[..good.len() - 1]).is_err());
+        for cut in 0..good.len() {
+            let _ = parse(&good[..cut]);
+        }
+        let text = String::from_utf8_lossy(&good).replace("<f4", "<i4");
+        assert!(parse(text.as_bytes()).is_err());
+    }
+}
