@@ -317,25 +317,24 @@ mod tests {
     use rug::float::Round;
     use rug::Float;
 
-    /// The independent route: MPFR at the format's precision with subnormalize.
+    /// The independent route: MPFR at the format's precision for normal results; below the
+    /// normal range, exact rational rounding to the fixed subnormal quantum (ties to even).
     fn mpfr_round(dt: Dtype, x: &Rational) -> f64 {
-        let mut f = Float::with_val(dt.precision() as u32, 0);
-        let dir = f.assign_round(x, Round::Nearest);
-        // Emulate the format's exponent range: below the normal range, round to the fixed
-        // subnormal quantum (exact ties to even), above it overflow.
-        let q = Rational::from_f64(dt.min_positive_subnormal()).unwrap();
-        let scaled = Rational::from(x / &q);
-        let (fl, _) = scaled.clone().fract_floor(rug::Integer::new());
-        let _ = dir;
+        let f = Float::with_val_round(dt.precision() as u32, x, Round::Nearest).0;
         let r: f64 = if f.to_f64().abs() < pow2(dt.emin()) {
-            let frac = Rational::from(&scaled - &fl);
+            let q = Rational::from_f64(dt.min_positive_subnormal()).unwrap();
+            let scaled = Rational::from(x / &q);
+            let floor = Rational::from(scaled.floor_ref());
+            let frac = Rational::from(&scaled - &floor);
             let half = Rational::from((1, 2));
-            let n = if frac > half || (frac == half && fl.is_odd()) {
-                fl + 1u32
+            let floor_int = floor.numer().clone();
+            let n = if frac > half || (frac == half && floor_int.is_odd()) {
+                floor_int + 1u32
             } else {
-                fl
+                floor_int
             };
-            n.to_f64() * dt.min_positive_subnormal()
+            // Rounding to zero keeps the sign of x, as IEEE rounding does.
+            (n.to_f64() * dt.min_positive_subnormal()).copysign(x.to_f64())
         } else {
             f.to_f64()
         };
