@@ -1,5 +1,8 @@
 //! One file per subcommand, each a thin function over the library.
 
+pub mod common;
+pub mod fuzz;
+
 use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
@@ -42,8 +45,13 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Run the battery through a kernel (shared library or builtin) and judge it.
+    Fuzz(fuzz::Args),
+}
 
 pub fn run(cli: Cli) -> Result<Outcome> {
-    match cli.command {}
+    match cli.command {
+        Command::Fuzz(a) => fuzz::run(a),
+    }
 }

@@ -289,12 +289,28 @@ pub fn row_stats(problem: &Problem, r: usize) -> RowStats {
 pub fn reference_row(problem: &Problem, r: usize, stats: &RowStats, out: &mut [u64]) {
     let dtype = problem.dtype;
     match stats.kind {
-        RowKind::NonFinite | RowKind::Undefined => out.fill(dtype.nan_bits()),
+        RowKind::NonFinite => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = nonfinite_row_output(problem, stats, element_input(problem, r, i));
+            }
+        }
+        RowKind::Undefined => out.fill(dtype.nan_bits()),
         RowKind::Defined => {
             for (i, o) in out.iter_mut().enumerate() {
                 *o = Element::new(stats, element_input(problem, r, i)).round(dtype);
             }
         }
+    }
+}
+
+/// The IEEE-consistent output of an element of a non-finite row (see `RowKind::NonFinite`).
+pub fn nonfinite_row_output(problem: &Problem, stats: &RowStats, e: ElementInput) -> u64 {
+    let dtype = problem.dtype;
+    if problem.op == crate::problem::Op::RmsNorm && !stats.has_nan && e.x.is_finite() {
+        // γ·x/∞ + β: the limit is γ·(±0) + β, exactly β (rounded; β is already a value).
+        dtype.round_f64(e.beta)
+    } else {
+        dtype.nan_bits()
     }
 }
 

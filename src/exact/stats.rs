@@ -22,7 +22,8 @@ pub enum RowKind {
     Defined,
     /// The scale s is 0 (σ²+ε = 0, or σ = ε = 0 outside): outputs are 0/0, not judged.
     Undefined,
-    /// The row holds NaN or ±∞: every output is NaN (IEEE propagation).
+    /// The row holds NaN or ±∞. IEEE propagation: every output is NaN, except RMSNorm rows
+    /// with ±∞ and no NaN, where finite elements tend to γ·0 + β (x/∞) and ±∞ ones are NaN.
     NonFinite,
 }
 
@@ -30,6 +31,8 @@ pub enum RowKind {
 #[derive(Debug, Clone)]
 pub struct RowStats {
     pub kind: RowKind,
+    /// Whether the row holds a NaN (as opposed to only ±∞) — see `RowKind::NonFinite`.
+    pub has_nan: bool,
     pub op: Op,
     pub convention: EpsConvention,
     /// μ exactly (0 for RMSNorm).
@@ -63,6 +66,7 @@ impl RowStats {
         let nonfinite = values.iter().any(|x| !x.is_finite());
         let mut stats = RowStats {
             kind: RowKind::NonFinite,
+            has_nan: values.iter().any(|x| x.is_nan()),
             op,
             convention,
             mean: Rational::new(),
