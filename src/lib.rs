@@ -19,6 +19,7 @@ pub mod judge;
 pub mod kernels;
 pub mod npy;
 pub mod problem;
+pub mod problem_io;
 pub mod theorems;
 
 pub use dtype::Dtype;

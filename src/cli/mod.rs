@@ -1,7 +1,10 @@
 //! One file per subcommand, each a thin function over the library.
 
+pub mod bench_oracle;
+pub mod check;
 pub mod common;
 pub mod fuzz;
+pub mod reference;
 
 use clap::{Parser, Subcommand};
 use normoracle::Result;
@@ -46,12 +49,21 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Write the correctly rounded outputs of x (golden outputs for any test suite).
+    Reference(reference::Args),
+    /// Judge outputs produced by any framework against the exact reference.
+    Check(check::Args),
+    /// Time a verdict against numpy's float64 LayerNorm of the same data.
+    BenchOracle(bench_oracle::Args),
     /// Run the battery through a kernel (shared library or builtin) and judge it.
     Fuzz(fuzz::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
+        Command::Reference(a) => reference::run(a),
+        Command::Check(a) => check::run(a),
         Command::Fuzz(a) => fuzz::run(a),
+        Command::BenchOracle(a) => bench_oracle::run(a),
     }
 }

@@ -19,11 +19,32 @@ pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, e)
 }
 
-/// Error-free product: a·b = p + e exactly, when no underflow happens in e.
+/// Error-free product: a·b = p + e exactly, when no underflow happens in e (and, without
+/// hardware FMA, |a|, |b| < 2^996 for Dekker's split).
 #[inline]
 pub fn two_prod(a: f64, b: f64) -> (f64, f64) {
     let p = a * b;
-    (p, a.mul_add(b, -p))
+    #[cfg(target_feature = "fma")]
+    {
+        (p, a.mul_add(b, -p))
+    }
+    #[cfg(not(target_feature = "fma"))]
+    {
+        // Dekker/Veltkamp: a software fma would be a slow library call.
+        let (ah, al) = split(a);
+        let (bh, bl) = split(b);
+        (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
+    }
+}
+
+/// Veltkamp's split: a = hi + lo with hi holding the top 26 bits, exactly.
+#[cfg(not(target_feature = "fma"))]
+#[inline]
+fn split(a: f64) -> (f64, f64) {
+    const FACTOR: f64 = 134_217_729.0; // 2^27 + 1
+    let c = FACTOR * a;
+    let hi = c - (c - a);
+    (hi, a - hi)
 }
 
 impl DoubleDouble {

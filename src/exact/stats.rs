@@ -132,6 +132,74 @@ impl RowStats {
 
 /// Σx and Σx² of finite values, exactly.
 pub fn exact_sums(values: &[f64], dtype: Dtype) -> (Rational, Rational) {
+    if dtype != Dtype::F64 {
+        if let Some(sums) = fixed_point_sums(values) {
+            return sums;
+        }
+    }
+    superaccumulator_sums(values, dtype)
+}
+
+/// The fast route for rows of narrow-format values whose exponents span little: every value
+/// is m·2^e with |m| < 2^24, so with e₀ the smallest exponent, Σ m·2^(e−e₀) and
+/// Σ m²·2^(2(e−e₀)) are integers that fit an i128 when the span is small. None otherwise.
+fn fixed_point_sums(values: &[f64]) -> Option<(Rational, Rational)> {
+    // Decompose x = m·2^e with m an integer of at most 53 bits (24 for the narrow formats).
+    let decompose = |x: f64| -> (i64, i32) {
+        let bits = x.to_bits();
+        let biased = ((bits >> 52) & 0x7ff) as i32;
+        let frac = (bits & ((1u64 << 52) - 1)) as i64;
+        let (m, e) = if biased == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1i64 << 52), biased - 1075)
+        };
+        // Strip trailing zeros so m holds the significant bits only.
+        let tz = (m.trailing_zeros()).min(63) as i32;
+        let (m, e) = (m >> tz, e + tz);
+        (if x < 0.0 { -m } else { m }, e)
+    };
+    let (mut e_min, mut e_max) = (i32::MAX, i32::MIN);
+    for &x in values {
+        if x != 0.0 {
+            let (m, e) = decompose(x);
+            if m.unsigned_abs() >= 1 << 24 {
+                return None;
+            }
+            e_min = e_min.min(e);
+            e_max = e_max.max(e);
+        }
+    }
+    if e_min == i32::MAX {
+        return Some((Rational::new(), Rational::new()));
+    }
+    let span = e_max - e_min;
+    let log_d = (usize::BITS - values.len().leading_zeros()) as i32;
+    if 2 * span + 48 + log_d + 2 >= 127 {
+        return None;
+    }
+    let (mut s1, mut s2) = (0i128, 0i128);
+    for &x in values {
+        if x != 0.0 {
+            let (m, e) = decompose(x);
+            let k = (e - e_min) as u32;
+            s1 += (m as i128) << k;
+            s2 += ((m * m) as i128) << (2 * k);
+        }
+    }
+    let scale = |v: i128, e: i32| {
+        let r = Rational::from(rug::Integer::from(v));
+        if e >= 0 {
+            r << e as u32
+        } else {
+            r >> (-e) as u32
+        }
+    };
+    Some((scale(s1, e_min), scale(s2, 2 * e_min)))
+}
+
+/// The general route: superaccumulators (any f64 values).
+fn superaccumulator_sums(values: &[f64], dtype: Dtype) -> (Rational, Rational) {
     let mut sum = SuperAccumulator::new();
     let mut sum_sq = SuperAccumulator::new();
     // For f64 inputs the square needs two f64s (two_prod), exact only away from the ends of
@@ -230,6 +298,35 @@ mod tests {
             &q(0.0),
         );
         assert_eq!(s.kind, RowKind::NonFinite);
+    }
+
+    #[test]
+    fn both_routes_give_the_same_sums() {
+        let rows: [&[f64]; 4] = [
+            &[1.5, -2.25, 1e-3 as f32 as f64, 0.0, 3.0],
+            &[1e30 as f32 as f64, 1e-30 as f32 as f64, -7.0],
+            &[0.0, -0.0],
+            &[65504.0, -65504.0, 2f64.powi(-24)],
+        ];
+        for row in rows {
+            let fixed = fixed_point_sums(row);
+            let general = superaccumulator_sums(row, Dtype::F32);
+            let direct_sum = row
+                .iter()
+                .map(|&x| q(x))
+                .fold(Rational::new(), |a, b| a + b);
+            let direct_sq = row
+                .iter()
+                .map(|&x| q(x).square())
+                .fold(Rational::new(), |a, b| a + b);
+            assert_eq!(general, (direct_sum.clone(), direct_sq.clone()));
+            if let Some(f) = fixed {
+                assert_eq!(f, (direct_sum, direct_sq));
+            }
+        }
+        // A wide exponent span must not take the fixed-point route.
+        assert!(fixed_point_sums(&[1e30 as f32 as f64, 1e-30 as f32 as f64]).is_none());
+        assert!(fixed_point_sums(&[1.5, -2.25, 0.001 as f32 as f64]).is_some());
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! element, and sorts each into a tier (`verdict`), with the one tolerance formula
 //! (`tolerance`); `report` renders the result.
 
+pub mod api;
+pub mod bench;
 pub mod report;
 pub mod tolerance;
 pub mod verdict;
@@ -10,7 +12,9 @@ use crate::adapters::Kernel;
 use crate::cases::{self, BatteryConfig, Case};
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
-use crate::exact::reference::{element_input, row_stats};
+use crate::exact::reference::row_stats;
+use crate::exact::reference::Evaluation;
+use crate::exact::ElementInput;
 use crate::exact::{Element, RowKind, RowStats};
 use crate::problem::{EpsConvention, Op, Problem};
 use rayon::prelude::*;
@@ -116,9 +120,10 @@ fn judge_element(
     d: usize,
     stats: &RowStats,
     e: &Element,
-    expected: u64,
+    eval: &Evaluation,
     actual: u64,
 ) -> (Tier, Option<u64>, f64, f64) {
+    let expected = eval.rounded;
     if stats.kind == RowKind::NonFinite {
         // NaN is always IEEE-consistent here; a finite output only where the limit is finite.
         let limit_met = !dtype.is_nan(expected)
@@ -144,7 +149,7 @@ fn judge_element(
         return (Tier::Fail, None, f64::INFINITY, 0.0);
     }
     let o = dtype.to_f64(actual);
-    let y = e.value_f64();
+    let y = eval.value;
     let rel_err = if o == y {
         0.0
     } else if y == 0.0 {
@@ -158,7 +163,7 @@ fn judge_element(
     }
     if ulp == 1 {
         // Faithful iff the output is the neighbour on the exact value's side.
-        let side = e.compare_to_value(dtype, expected);
+        let side = e.compare_to_value_with(dtype, expected, eval);
         let out_side = if dtype.ordinal(actual) > dtype.ordinal(expected) {
             Ordering::Greater
         } else {
@@ -193,10 +198,25 @@ struct RowOutcome {
     failures: Vec<Failure>,
 }
 
+/// γ and β as f64, decoded once per problem.
+struct Parameters {
+    gamma: Vec<f64>,
+    beta: Vec<f64>,
+}
+
+impl Parameters {
+    fn of(problem: &Problem) -> Self {
+        Parameters {
+            gamma: (0..problem.d).map(|i| problem.gamma_at(i)).collect(),
+            beta: (0..problem.d).map(|i| problem.beta_at(i)).collect(),
+        }
+    }
+}
+
 fn judge_row(
     problem: &Problem,
+    params: &Parameters,
     r: usize,
-    expected_row: Option<&[u64]>,
     actual: &[u64],
     label: &ProblemLabel,
 ) -> RowOutcome {
@@ -211,28 +231,33 @@ fn judge_row(
     }
     let (mut err2, mut ref2) = (0.0f64, 0.0f64);
     for i in 0..d {
-        let e = Element::new(&stats, element_input(problem, r, i));
-        let expected = match (expected_row, stats.kind) {
-            (Some(row), _) => row[i],
-            (None, RowKind::Defined) => e.round(dtype),
-            (None, RowKind::NonFinite) => {
-                crate::exact::reference::nonfinite_row_output(problem, &stats, e.input)
-            }
-            (None, RowKind::Undefined) => dtype.nan_bits(),
+        let input = ElementInput {
+            x: dtype.to_f64(problem.x[r * d + i]),
+            gamma: params.gamma[i],
+            beta: params.beta[i],
+        };
+        let e = Element::new(&stats, input);
+        let eval = match stats.kind {
+            RowKind::Defined => e.evaluate(dtype),
+            _ => Evaluation {
+                rounded: crate::exact::reference::nonfinite_row_output(problem, &stats, e.input),
+                value: f64::NAN,
+                bound: None,
+            },
         };
         let a = actual[i];
-        let (tier, ulp, rel_err, bound) = judge_element(dtype, d, &stats, &e, expected, a);
+        let (tier, ulp, rel_err, bound) = judge_element(dtype, d, &stats, &e, &eval, a);
         tally.add(tier);
         if let Some(u) = ulp {
             tally.max_ulp = tally.max_ulp.max(u);
         }
         tally.max_rel_err = verdict::max_nan_aware(tally.max_rel_err, rel_err);
         if tier == Tier::WithinBound {
-            let used = tolerance::bound_use(dtype, dtype.to_f64(a), e.value_f64(), bound);
+            let used = tolerance::bound_use(dtype, dtype.to_f64(a), eval.value, bound);
             tally.max_bound_use = tally.max_bound_use.max(used);
         }
         if stats.kind == RowKind::Defined {
-            let y = e.value_f64();
+            let y = eval.value;
             let o = dtype.to_f64(a);
             err2 += (o - y) * (o - y);
             ref2 += y * y;
@@ -251,15 +276,11 @@ fn judge_row(
                 kappa: tolerance::condition(&stats, x),
                 x,
                 x_bits: dtype.hex(problem.x[r * d + i]),
-                expected: dtype.to_f64(expected),
-                expected_bits: dtype.hex(expected),
+                expected: dtype.to_f64(eval.rounded),
+                expected_bits: dtype.hex(eval.rounded),
                 actual: dtype.to_f64(a),
                 actual_bits: dtype.hex(a),
-                exact: if stats.kind == RowKind::Defined {
-                    e.value_f64()
-                } else {
-                    f64::NAN
-                },
+                exact: eval.value,
                 ulp,
                 rel_err,
                 bound,
@@ -280,10 +301,8 @@ fn judge_row(
 }
 
 /// Judges a kernel's outputs (`actual`, rows × d bits) for a problem into `report`.
-/// `expected`, when given, is the reference's output (saves recomputing it).
 pub fn judge_problem(
     problem: &Problem,
-    expected: Option<&[u64]>,
     actual: &[u64],
     label: &ProblemLabel,
     report: &mut Report,
@@ -298,12 +317,10 @@ pub fn judge_problem(
         )));
     }
     let d = problem.d;
+    let params = Parameters::of(problem);
     let outcomes: Vec<RowOutcome> = (0..problem.rows)
         .into_par_iter()
-        .map(|r| {
-            let exp = expected.map(|e| &e[r * d..(r + 1) * d]);
-            judge_row(problem, r, exp, &actual[r * d..(r + 1) * d], label)
-        })
+        .map(|r| judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label))
         .collect();
     let family = report.per_family.entry(label.family.clone()).or_default();
     for o in &outcomes {
@@ -372,7 +389,7 @@ pub fn judge_case(kernel: &dyn Kernel, case: &Case, report: &mut Report) -> Resu
     };
     match kernel.run(&case.problem) {
         Ok(actual) if actual.len() == case.problem.x.len() => {
-            judge_problem(&case.problem, None, &actual, &label, report)
+            judge_problem(&case.problem, &actual, &label, report)
         }
         Ok(actual) => {
             report.kernel_errors.push(format!(
