@@ -270,44 +270,6 @@ pub fn write(path: &Path, array: &NpyArray) -> Result<()> {
         .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn round_trip_every_dtype() {
-        for data in [
-            NpyData::F16(vec![0x3c00, 0x8000, 0x7c00]),
-            NpyData::U16(vec![0x3f80, 1, 2]),
-            NpyData::F32(vec![1.5, -0.0, f32::MIN_POSITIVE]),
-            NpyData::F64(vec![1e300, -2.0, 5e-324]),
-        ] {
-            let a = NpyArray::new(vec![1, 3], data).unwrap();
-            assert_eq!(parse(&to_bytes(&a)).unwrap(), a);
-        }
-    }
-
-    #[test]
-    fn header_is_aligned() {
-        let a = NpyArray::new(vec![2, 2], NpyData::F32(vec![0.0; 4])).unwrap();
-        let b = to_bytes(&a);
-        assert_eq!((b.len() - 16) % 64, 0);
-    }
-
-    #[test]
-    fn malformed_inputs_are_errors_not_panics() {
-        let good = to_bytes(&NpyArray::new(vec![3], NpyData::F32(vec![1.0; 3])).unwrap());
-        assert!(parse(b"").is_err());
-        assert!(parse(b"\x93NUMPY").is_err());
-        assert!(parse(&good[..good.len() - 1]).is_err());
-        for cut in 0..good.len() {
-            let _ = parse(&good[..cut]);
-        }
-        let text = String::from_utf8_lossy(&good).replace("<f4", "<i4");
-        assert!(parse(text.as_bytes()).is_err());
-    }
-}
-
 /// The array's elements as raw bits of `dtype`; the file's element type must be the one
 /// that dtype is stored as (`<f2` f16, `<u2` bf16, `<f4` f32, `<f8` f64).
 pub fn bits_of(array: &NpyArray, dtype: crate::Dtype, what: &str) -> Result<Vec<u64>> {
@@ -346,4 +308,42 @@ pub fn from_bits(shape: Vec<usize>, dtype: crate::Dtype, bits: &[u64]) -> Result
         Dtype::F64 => NpyData::F64(bits.iter().map(|&b| f64::from_bits(b)).collect()),
     };
     NpyArray::new(shape, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_every_dtype() {
+        for data in [
+            NpyData::F16(vec![0x3c00, 0x8000, 0x7c00]),
+            NpyData::U16(vec![0x3f80, 1, 2]),
+            NpyData::F32(vec![1.5, -0.0, f32::MIN_POSITIVE]),
+            NpyData::F64(vec![1e300, -2.0, 5e-324]),
+        ] {
+            let a = NpyArray::new(vec![1, 3], data).unwrap();
+            assert_eq!(parse(&to_bytes(&a)).unwrap(), a);
+        }
+    }
+
+    #[test]
+    fn header_is_aligned() {
+        let a = NpyArray::new(vec![2, 2], NpyData::F32(vec![0.0; 4])).unwrap();
+        let b = to_bytes(&a);
+        assert_eq!((b.len() - 16) % 64, 0);
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors_not_panics() {
+        let good = to_bytes(&NpyArray::new(vec![3], NpyData::F32(vec![1.0; 3])).unwrap());
+        assert!(parse(b"").is_err());
+        assert!(parse(b"\x93NUMPY").is_err());
+        assert!(parse(&good[..good.len() - 1]).is_err());
+        for cut in 0..good.len() {
+            let _ = parse(&good[..cut]);
+        }
+        let text = String::from_utf8_lossy(&good).replace("<f4", "<i4");
+        assert!(parse(text.as_bytes()).is_err());
+    }
 }

@@ -8,6 +8,7 @@ use normoracle::exact::{reference, RowKind};
 use normoracle::problem::{Eps, EpsConvention, Op, Problem};
 use proptest::prelude::*;
 
+#[allow(clippy::too_many_arguments)] // a test helper spelling out a whole problem
 fn problem(
     dt: Dtype,
     op: Op,

@@ -24,9 +24,9 @@ pub fn round_rational(dt: Dtype, t: &Rational) -> (f64, bool) {
     let mut e: i32 = Float::with_val(64, &abs).get_exp().expect("nonzero") - 1;
     let pow = |k: i32| {
         if k >= 0 {
-            Rational::from(Rational::from(1) << k as u32)
+            Rational::from(1) << k as u32
         } else {
-            Rational::from(Rational::from(1) >> (-k) as u32)
+            Rational::from(1) >> (-k) as u32
         }
     };
     while pow(e) > abs {
@@ -36,7 +36,7 @@ pub fn round_rational(dt: Dtype, t: &Rational) -> (f64, bool) {
         e += 1;
     }
     let quantum_exp = e.max(dt.emin()) - dt.precision() + 1;
-    let scaled = Rational::from(&abs / pow(quantum_exp));
+    let scaled = &abs / pow(quantum_exp);
     let floor = Integer::from(scaled.floor_ref());
     let frac = scaled - Rational::from(&floor);
     let half = Rational::from((1, 2));
@@ -65,7 +65,7 @@ pub fn slow_reference(p: &Problem) -> Vec<Option<f64>> {
         let xs: Vec<Rational> = p.row(r).iter().map(|&b| rat(dt.to_f64(b))).collect();
         let d = Rational::from(p.d as u64);
         let mean = match p.op {
-            Op::LayerNorm => Rational::from(xs.iter().fold(Rational::new(), |a, b| a + b) / &d),
+            Op::LayerNorm => xs.iter().fold(Rational::new(), |a, b| a + b) / &d,
             Op::RmsNorm => Rational::new(),
         };
         let q = xs
@@ -128,7 +128,7 @@ fn is_exact_value(
     let rhs = Rational::from(m - b);
     let (lhs, w) = match conv {
         EpsConvention::Inside => (num.clone(), Rational::from(q + eps)),
-        EpsConvention::Outside => (Rational::from(num - Rational::from(&rhs * eps)), q.clone()),
+        EpsConvention::Outside => ((num - Rational::from(&rhs * eps)), q.clone()),
     };
     lhs.cmp0() == rhs.cmp0()
         && Rational::from(lhs.square_ref()) == Rational::from(rhs.square_ref()) * w

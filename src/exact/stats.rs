@@ -303,8 +303,8 @@ mod tests {
     #[test]
     fn both_routes_give_the_same_sums() {
         let rows: [&[f64]; 4] = [
-            &[1.5, -2.25, 1e-3 as f32 as f64, 0.0, 3.0],
-            &[1e30 as f32 as f64, 1e-30 as f32 as f64, -7.0],
+            &[1.5, -2.25, 1e-3_f32 as f64, 0.0, 3.0],
+            &[1e30_f32 as f64, 1e-30_f32 as f64, -7.0],
             &[0.0, -0.0],
             &[65504.0, -65504.0, 2f64.powi(-24)],
         ];
@@ -325,8 +325,8 @@ mod tests {
             }
         }
         // A wide exponent span must not take the fixed-point route.
-        assert!(fixed_point_sums(&[1e30 as f32 as f64, 1e-30 as f32 as f64]).is_none());
-        assert!(fixed_point_sums(&[1.5, -2.25, 0.001 as f32 as f64]).is_some());
+        assert!(fixed_point_sums(&[1e30_f32 as f64, 1e-30_f32 as f64]).is_none());
+        assert!(fixed_point_sums(&[1.5, -2.25, 0.001_f32 as f64]).is_some());
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub fn judge_outputs<T: Storage>(
         dtype: T::DTYPE,
         eps: Eps::from_f32(eps)?,
         convention,
-        rows: if d == 0 { 0 } else { x.len() / d },
+        rows: x.len().checked_div(d).unwrap_or(0),
         d,
         x: bits(x),
         gamma: gamma.map(bits),

@@ -230,7 +230,7 @@ fn judge_row(
         return RowOutcome { tally, failures };
     }
     let (mut err2, mut ref2) = (0.0f64, 0.0f64);
-    for i in 0..d {
+    for (i, &a) in actual.iter().enumerate() {
         let input = ElementInput {
             x: dtype.to_f64(problem.x[r * d + i]),
             gamma: params.gamma[i],
@@ -245,7 +245,7 @@ fn judge_row(
                 bound: None,
             },
         };
-        let a = actual[i];
+
         let (tier, ulp, rel_err, bound) = judge_element(dtype, d, &stats, &e, &eval, a);
         tally.add(tier);
         if let Some(u) = ulp {
