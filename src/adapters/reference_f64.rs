@@ -52,8 +52,11 @@ pub fn normalize_row_f64(
         EpsConvention::Inside => libm::ldexp(eps, -2 * k),
         EpsConvention::Outside => libm::ldexp(eps, -k),
     };
-    let (centred, s) = if eps_scaled.is_finite() {
-        (centred, scale_of(q, eps_scaled))
+    let scaled = scale_of(q, eps_scaled);
+    // A huge constant row: ε·2^-2k underflowed to 0 with q = 0; unscaled, s = √ε.
+    let use_scaled = eps_scaled.is_finite() && (scaled > 0.0 || eps == 0.0);
+    let (centred, s) = if use_scaled {
+        (centred, scaled)
     } else {
         let unscaled: Vec<f64> = centred.iter().map(|&c| libm::ldexp(c, k)).collect();
         (unscaled, scale_of(libm::ldexp(q, 2 * k), eps))

@@ -1,5 +1,6 @@
 //! One file per subcommand, each a thin function over the library.
 
+pub mod audit;
 pub mod bench_oracle;
 pub mod check;
 pub mod common;
@@ -49,6 +50,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Check everything built in (reference, kernels, theorems) and print a verdict table.
+    Audit(audit::Args),
     /// Write the correctly rounded outputs of x (golden outputs for any test suite).
     Reference(reference::Args),
     /// Judge outputs produced by any framework against the exact reference.
@@ -61,6 +64,7 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
+        Command::Audit(a) => audit::run(a),
         Command::Reference(a) => reference::run(a),
         Command::Check(a) => check::run(a),
         Command::Fuzz(a) => fuzz::run(a),

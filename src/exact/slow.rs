@@ -55,13 +55,17 @@ pub fn round_rational(dt: Dtype, t: &Rational) -> (f64, bool) {
     (if t.cmp0().is_lt() { -mag } else { mag }, tie)
 }
 
-/// The correctly rounded value of every element (None where undefined); non-finite rows are
-/// not handled here (callers skip them).
+/// The correctly rounded value of every element (None where undefined, and on rows holding
+/// NaN or ±∞, which callers judge separately).
 pub fn slow_reference(p: &Problem) -> Vec<Option<f64>> {
     let dt = p.dtype;
     let eps = rat(p.eps.value() as f64);
     let mut out = Vec::with_capacity(p.x.len());
     for r in 0..p.rows {
+        if p.row(r).iter().any(|&b| !dt.is_finite(b)) {
+            out.extend(std::iter::repeat_n(None, p.d));
+            continue;
+        }
         let xs: Vec<Rational> = p.row(r).iter().map(|&b| rat(dt.to_f64(b))).collect();
         let d = Rational::from(p.d as u64);
         let mean = match p.op {

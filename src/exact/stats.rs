@@ -47,9 +47,13 @@ pub struct RowStats {
     pub inv_scale_dd: DoubleDouble,
     /// Whether the double-double fast path is safe for this row.
     pub fast: bool,
-    /// Approximations the judge's tolerance uses (f64, relative error ≲ 2^-50).
-    pub mean_abs: f64,
-    pub scale: f64,
+    /// 1/s to 160 bits (0 on undefined rows): MPFR's exponent range holds every row's scale.
+    pub inv_scale: Float,
+    /// The ratios the judge's tolerance uses, as f64 (to ~2^-50): μ/s and mean|x|/s. Ratios
+    /// stay representable where s itself (extreme f64 rows) may not.
+    pub mean_over_scale: f64,
+    pub mean_abs_over_scale: f64,
+    /// σ = √q as an f64, for reports (may under- or overflow on extreme f64 rows).
     pub sigma: f64,
 }
 
@@ -75,8 +79,9 @@ impl RowStats {
             mean_dd: DoubleDouble::ZERO,
             inv_scale_dd: DoubleDouble::ZERO,
             fast: false,
-            mean_abs: f64::NAN,
-            scale: f64::NAN,
+            inv_scale: Float::new(SCALE_PRECISION),
+            mean_over_scale: f64::NAN,
+            mean_abs_over_scale: f64::NAN,
             sigma: f64::NAN,
         };
         if nonfinite || d == 0 {
@@ -111,11 +116,10 @@ impl RowStats {
             EpsConvention::Outside => q_float.clone().sqrt() + eps,
         };
         stats.mean_dd = DoubleDouble::from_rational(&mean);
-        stats.scale = scale.to_f64();
         stats.sigma = q_float.sqrt().to_f64();
-        stats.mean_abs = values.iter().map(|x| x.abs()).sum::<f64>() / d as f64;
         if !undefined {
-            stats.inv_scale_dd = DoubleDouble::from_float(&scale.recip());
+            stats.inv_scale = scale.recip();
+            stats.inv_scale_dd = DoubleDouble::from_float(&stats.inv_scale);
         }
         let within = |x: f64| x == 0.0 || x.abs().log2().abs() < FAST_PATH_MAX_EXPONENT as f64;
         let max_abs = values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -124,9 +128,27 @@ impl RowStats {
             && within(stats.mean_dd.hi)
             && within(max_abs)
             && within(max_abs * stats.inv_scale_dd.hi);
+        if stats.fast {
+            let r = stats.inv_scale_dd.hi;
+            stats.mean_over_scale = stats.mean_dd.hi * r;
+            stats.mean_abs_over_scale = values.iter().map(|x| x.abs()).sum::<f64>() / d as f64 * r;
+        } else {
+            let sum_abs = values.iter().fold(Float::new(64), |a, x| a + x.abs());
+            stats.mean_over_scale = (Float::with_val(64, &mean) * &stats.inv_scale).to_f64();
+            stats.mean_abs_over_scale = (sum_abs / d as f64 * &stats.inv_scale).to_f64();
+        }
         stats.mean = mean;
         stats.q = q;
         stats
+    }
+
+    /// v/s as an f64: in f64 on fast rows, through MPFR elsewhere (where s may not be an f64).
+    pub fn over_scale(&self, v: f64) -> f64 {
+        if self.fast {
+            v * self.inv_scale_dd.hi
+        } else {
+            (Float::with_val(64, v) * &self.inv_scale).to_f64()
+        }
     }
 }
 

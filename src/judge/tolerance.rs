@@ -61,8 +61,8 @@ pub fn summation_depth(d: usize) -> f64 {
 /// The condition number κ_i = (|x_i| + mean|x|)/s of element i (RMSNorm: |x_i|/s).
 pub fn condition(stats: &RowStats, x: f64) -> f64 {
     match stats.op {
-        Op::LayerNorm => (x.abs() + stats.mean_abs) / stats.scale,
-        Op::RmsNorm => x.abs() / stats.scale,
+        Op::LayerNorm => stats.over_scale(x.abs()) + stats.mean_abs_over_scale,
+        Op::RmsNorm => stats.over_scale(x.abs()),
     }
 }
 
@@ -81,18 +81,28 @@ pub struct ElementTerms {
 pub fn bound(dtype: Dtype, d: usize, stats: &RowStats, e: ElementTerms) -> f64 {
     let (u, u_min) = accumulation_precision(dtype);
     let l = summation_depth(d);
-    let s = stats.scale;
-    let delta = (e.x - stats.mean_dd.hi).abs();
-    let e_mu = match stats.op {
-        Op::LayerNorm => (l + 1.0) * u * stats.mean_abs,
-        Op::RmsNorm => 0.0,
+    // Every term is a ratio to s, computed as such (s itself may not be an f64).
+    let x_over_s = stats.over_scale(e.x);
+    let (delta_over_s, e_mu_over_s) = match stats.op {
+        Op::LayerNorm => (
+            x_over_s - stats.mean_over_scale,
+            (l + 1.0) * u * stats.mean_abs_over_scale,
+        ),
+        Op::RmsNorm => (x_over_s, 0.0),
     };
     let g = e.gamma.abs();
     let first_order = g * 2.0 * (l + 9.0) * u * condition(stats, e.x);
-    let mean_error_squared = g * (delta / s) * (e_mu / s) * (e_mu / s);
+    let mean_error_squared = g * delta_over_s.abs() * e_mu_over_s * e_mu_over_s;
     let parameters = u * (e.beta.abs() + e.y.abs());
-    let underflow = g * d as f64 * u_min / s;
-    SAFETY_FACTOR * (first_order + mean_error_squared + parameters + underflow)
+    let underflow = g * stats.over_scale(d as f64 * u_min);
+    let b = SAFETY_FACTOR * (first_order + mean_error_squared + parameters + underflow);
+    // κ past the f64 range (x/s overflows: a huge constant row with ε > 0) makes ∞ − ∞ in
+    // δ/s; the model's bound there is unbounded, not undefined.
+    if b.is_nan() {
+        f64::INFINITY
+    } else {
+        b
+    }
 }
 
 /// The fraction of the tolerance an output uses: |o − y| / (B + ulp(max(|o|, |y|))).
