@@ -71,7 +71,8 @@ fn correct_kernels_pass_and_every_bug_fails_where_it_applies() {
     // fit in f32.
     let all = |_: &str, _: &str| true;
     let layer_norm_only = |op: &str, _: &str| op == "layer_norm";
-    let bugs: [(u32, &str, &dyn Fn(&str, &str) -> bool); 10] = [
+    type Applies<'a> = &'a dyn Fn(&str, &str) -> bool;
+    let bugs: [(u32, &str, Applies); 10] = [
         (10, "one-pass variance", &|op, dt| {
             op == "layer_norm" || dt != "f16"
         }),
