@@ -17,6 +17,7 @@ pub mod exact;
 pub mod geometry;
 pub mod judge;
 pub mod kernels;
+pub mod manifest;
 pub mod npy;
 pub mod problem;
 pub mod problem_io;

@@ -12,6 +12,13 @@ pub struct NormArgs {
     /// f16, bf16, f32 or f64.
     #[arg(long, value_parser = |s: &str| s.parse::<Dtype>())]
     pub dtype: Dtype,
+    #[command(flatten)]
+    pub eps: EpsArgs,
+}
+
+/// ε and where it enters.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EpsArgs {
     /// ε as a decimal; the value used is the f32 nearest to it.
     #[arg(long, default_value = "1e-5", allow_hyphen_values = true)]
     pub eps: String,
@@ -23,7 +30,7 @@ pub struct NormArgs {
     pub eps_convention: EpsConvention,
 }
 
-impl NormArgs {
+impl EpsArgs {
     pub fn eps(&self) -> Result<Eps> {
         match &self.eps_bits {
             Some(bits) => Eps::from_bits_text(bits),

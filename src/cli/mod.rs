@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod bench_oracle;
+pub mod cases;
 pub mod check;
 pub mod common;
 pub mod fuzz;
@@ -58,6 +59,8 @@ pub enum Command {
     Check(check::Args),
     /// Time a verdict against numpy's float64 LayerNorm of the same data.
     BenchOracle(bench_oracle::Args),
+    /// Write the battery to a directory (.npy files and a manifest) for other frameworks.
+    Cases(cases::Args),
     /// Run the battery through a kernel (shared library or builtin) and judge it.
     Fuzz(fuzz::Args),
 }
@@ -68,6 +71,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Reference(a) => reference::run(a),
         Command::Check(a) => check::run(a),
         Command::Fuzz(a) => fuzz::run(a),
+        Command::Cases(a) => cases::run(a),
         Command::BenchOracle(a) => bench_oracle::run(a),
     }
 }

@@ -36,8 +36,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         &files,
         args.norm.op,
         args.norm.dtype,
-        args.norm.eps()?,
-        args.norm.eps_convention,
+        args.norm.eps.eps()?,
+        args.norm.eps.eps_convention,
     )?;
     let out = exact::reference(&problem)?;
     npy::write(&args.out, &npy::from_bits(shape, problem.dtype, &out.y)?)?;
