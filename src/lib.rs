@@ -22,6 +22,7 @@ pub mod npy;
 pub mod problem;
 pub mod problem_io;
 pub mod theorems;
+pub mod zoo;
 
 pub use dtype::Dtype;
 pub use error::{Error, Result};

@@ -7,6 +7,7 @@ pub mod check;
 pub mod common;
 pub mod fuzz;
 pub mod reference;
+pub mod zoo;
 
 use clap::{Parser, Subcommand};
 use normoracle::Result;
@@ -61,6 +62,8 @@ pub enum Command {
     BenchOracle(bench_oracle::Args),
     /// Write the battery to a directory (.npy files and a manifest) for other frameworks.
     Cases(cases::Args),
+    /// The accuracy table of every kernel available here (builtins, the C example, Python drivers).
+    Zoo(zoo::Args),
     /// Run the battery through a kernel (shared library or builtin) and judge it.
     Fuzz(fuzz::Args),
 }
@@ -71,6 +74,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Reference(a) => reference::run(a),
         Command::Check(a) => check::run(a),
         Command::Fuzz(a) => fuzz::run(a),
+        Command::Zoo(a) => zoo::run(a),
         Command::Cases(a) => cases::run(a),
         Command::BenchOracle(a) => bench_oracle::run(a),
     }
