@@ -7,6 +7,7 @@ pub mod check;
 pub mod common;
 pub mod fuzz;
 pub mod reference;
+pub mod reproduce;
 pub mod zoo;
 
 use clap::{Parser, Subcommand};
@@ -64,6 +65,8 @@ pub enum Command {
     Cases(cases::Args),
     /// The accuracy table of every kernel available here (builtins, the C example, Python drivers).
     Zoo(zoo::Args),
+    /// Reproduce a published table or figure, with its provenance (--list names them).
+    Reproduce(reproduce::Args),
     /// Run the battery through a kernel (shared library or builtin) and judge it.
     Fuzz(fuzz::Args),
 }
@@ -74,6 +77,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Reference(a) => reference::run(a),
         Command::Check(a) => check::run(a),
         Command::Fuzz(a) => fuzz::run(a),
+        Command::Reproduce(a) => reproduce::run(a),
         Command::Zoo(a) => zoo::run(a),
         Command::Cases(a) => cases::run(a),
         Command::BenchOracle(a) => bench_oracle::run(a),

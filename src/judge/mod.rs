@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod error_model;
 pub mod report;
 pub mod tolerance;
 pub mod verdict;
