@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
 
+pub mod theorems;
+
 /// What a subcommand concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -43,9 +45,12 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// The papers' theorems, each checked in exact arithmetic, with their verdicts.
+    Theorems(theorems::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
+        Command::Theorems(args) => theorems::run(args),
     }
 }
