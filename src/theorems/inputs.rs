@@ -126,7 +126,7 @@ impl Family {
                 let sign = 1u64 << (dt.bits() - 1);
                 words
                     .iter()
-                    .map(|&w| exact(dt, (w & fraction) | (w >> 63) * sign))
+                    .map(|&w| exact(dt, (w & fraction) | ((w >> 63) * sign)))
                     .collect()
             }
         }

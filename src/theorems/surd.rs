@@ -147,7 +147,7 @@ impl Surd {
         }
         // √s = k/√r · ... : √s = √(s·r)/√r = (k/r)·√r when s·r = k² with k rational.
         let k = rational_sqrt(&Rational::from(&self.r * r))?;
-        Some((self.a.clone(), Rational::from(&self.b * k) / r))
+        Some((self.a.clone(), (&self.b * k) / r))
     }
 
     /// The radicand two operands can share, with both written in its field.
@@ -279,7 +279,7 @@ impl Surd {
             return sy;
         }
         let y2t = Rational::from(y.square_ref()) * &other.r;
-        match x.square().add_rational(&Rational::from(-y2t)).signum() {
+        match x.square().add_rational(&(-y2t)).signum() {
             Ordering::Greater => sx,
             Ordering::Less => sy,
             Ordering::Equal => Ordering::Equal,

@@ -124,8 +124,8 @@ pub fn check_converse(x: &[Rational], x2: &[Rational]) -> Result<(), String> {
 /// The ε that makes LN_ε(λx + c1) = sign(λ)·LN_ε′(x): ε/λ² inside, ε/|λ| outside.
 pub fn rescaled_eps(eps: &Rational, lambda: &Rational, convention: EpsConvention) -> Rational {
     match convention {
-        EpsConvention::Inside => Rational::from(eps / Rational::from(lambda.square_ref())),
-        EpsConvention::Outside => Rational::from(eps / Rational::from(lambda.abs_ref())),
+        EpsConvention::Inside => eps / Rational::from(lambda.square_ref()),
+        EpsConvention::Outside => eps / Rational::from(lambda.abs_ref()),
     }
 }
 

@@ -54,7 +54,7 @@ pub fn check_ones_query(
         .iter()
         .filter_map(|x| normalize(Op::LayerNorm, x, eps, convention, None, Some(beta)))
         .collect();
-    let want = Surd::rational(Rational::from(c * sum(beta)));
+    let want = Surd::rational(c * sum(beta));
     let s = scores(&query, &keys)?;
     if let Some(j) = s.iter().position(|sj| *sj != want) {
         return Err(format!(
