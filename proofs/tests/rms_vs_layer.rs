@@ -3,6 +3,7 @@
 
 use normoracle::problem::EpsConvention;
 use normoracle::theorems::exact_vec::centered;
+use normoracle::theorems::exact_vec::normalize;
 use normoracle::theorems::rms_vs_layer::check_row;
 use normoracle_proofs::{config, eps, holds, qc_holds, quickcheck, rows, QcEps, QcRowPair};
 use proptest::prelude::*;
@@ -22,7 +23,7 @@ proptest! {
     #[test]
     fn rms_equals_layer_iff_mean_zero(r in rows(2), e in eps(), outside in any::<bool>(), centre in any::<bool>()) {
         let x = if centre { centered(&r[0].values()) } else { r[0].values() };
-        holds(check_row(&x, &e, convention(outside), &r[1].values()))?;
+        holds(check_row(normalize, &x, &e, convention(outside), &r[1].values()))?;
     }
 }
 
@@ -35,6 +36,7 @@ fn quickcheck_rms_equals_layer_iff_mean_zero() {
             p.0.values()
         };
         qc_holds(check_row(
+            normalize,
             &x,
             &e.value(),
             convention(outside),

@@ -2,6 +2,7 @@
 //! other query separates LN(q) from LN(−q).
 
 use normoracle::problem::EpsConvention;
+use normoracle::theorems::exact_vec::normalize;
 use normoracle::theorems::uniform_attention::{check_ones_query, check_other_query};
 use normoracle_proofs::{
     config, eps, holds, qc_holds, quickcheck, rational, row, rows, QcEps, QcRational, QcRow,
@@ -21,12 +22,12 @@ proptest! {
         let beta = if no_bias { vec![Rational::new(); d] } else { bias_row.values() };
         let values: Vec<Vec<Rational>> = key_rows.iter().map(|r| r.values()).collect();
         let convention = if outside { EpsConvention::Outside } else { EpsConvention::Inside };
-        holds(check_ones_query(&c, &values, &e, convention, &beta))?;
+        holds(check_ones_query(normalize, &c, &values, &e, convention, &beta))?;
     }
 
     #[test]
     fn other_queries_are_not_uniform(q in row()) {
-        holds(check_other_query(&q.values()))?;
+        holds(check_other_query(normalize, &q.values()))?;
     }
 }
 
@@ -41,6 +42,7 @@ fn quickcheck_ones_query_attends_uniformly() {
             EpsConvention::Inside
         };
         qc_holds(check_ones_query(
+            normalize,
             &c.value(),
             &keys,
             &e.value(),
@@ -57,7 +59,7 @@ fn quickcheck_ones_query_attends_uniformly() {
 #[test]
 fn quickcheck_other_queries_are_not_uniform() {
     fn property(q: QcRow) -> TestResult {
-        qc_holds(check_other_query(&q.values()))
+        qc_holds(check_other_query(normalize, &q.values()))
     }
     quickcheck(24, property as fn(QcRow) -> TestResult);
 }

@@ -3,7 +3,9 @@
 //! reference's definition γ⊙(x − μ)/√(σ² + ε) + β (resp. /(σ + ε)); and the two conventions
 //! give the same output exactly when ε = 0 or 2σ + ε = 1.
 
-use super::exact_vec::{centered, expect_equal, mean, norm2, normalize, variance, SurdVec};
+use super::exact_vec::{
+    centered, expect_equal, mean, norm2, normalize, variance, Reference, SurdVec,
+};
 use super::projection::{apply_dense, DENSE_MAX_D};
 use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
@@ -42,6 +44,9 @@ pub fn blog_hgf(
     a: &[Rational],
     b: &[Rational],
 ) -> Result<Option<SurdVec>, String> {
+    if x.is_empty() {
+        return Ok(None); // d = 0: g's √n/√n is 0/0
+    }
     let v = project(x);
     let n = Rational::from(x.len());
     // g(v) = √n·v/(‖v‖ + ε√n) = v/(‖v‖/√n + ε): numerator and denominator divided by √n > 0,
@@ -115,15 +120,19 @@ pub fn conventions_agree(x: &[Rational], eps: &Rational, gamma: &[Rational]) -> 
         && variance(x) * 4u32 == Rational::from(one_minus_eps.square_ref())
 }
 
-/// Every claim for one row: both decompositions against the reference, and when the two
+/// Every claim for one row: both decompositions against `reference`, and when the two
 /// conventions coincide.
 pub fn check_row(
+    reference: Reference,
     x: &[Rational],
     eps: &Rational,
     gamma: &[Rational],
     beta: &[Rational],
 ) -> Result<(), String> {
-    let inside = normalize(
+    if x.is_empty() {
+        return Ok(()); // the statements are for d ≥ 1
+    }
+    let inside = reference(
         Op::LayerNorm,
         x,
         eps,
@@ -131,7 +140,7 @@ pub fn check_row(
         Some(gamma),
         Some(beta),
     );
-    let outside = normalize(
+    let outside = reference(
         Op::LayerNorm,
         x,
         eps,
@@ -180,17 +189,20 @@ fn check(budget: Budget) -> CheckReport {
                         let ones = vec![q(1, 1); 2];
                         tally.record(
                             || format!("coinciding row ε={eps}"),
-                            check_row(&x, &eps, &ones, &ones),
+                            check_row(normalize, &x, &eps, &ones, &ones),
                         );
                     }
                 }
                 let x = vec![q(1, 1), q(4, 1), q(4, 1), q(7, 3)];
                 let g = vec![q(2, 1), q(0, 1), q(-1, 3), q(5, 1)];
                 let b = vec![q(0, 1), q(1, 1), q(-1, 1), q(1, 7)];
-                tally.record(|| format!("edge ε={eps}"), check_row(&x, &eps, &g, &b));
+                tally.record(
+                    || format!("edge ε={eps}"),
+                    check_row(normalize, &x, &eps, &g, &b),
+                );
                 tally.record(
                     || format!("constant row ε={eps}"),
-                    check_row(&vec![q(2, 1); 3], &eps, &g[..3], &b[..3]),
+                    check_row(normalize, &vec![q(2, 1); 3], &eps, &g[..3], &b[..3]),
                 );
             }
         },
@@ -200,7 +212,7 @@ fn check(budget: Budget) -> CheckReport {
             let eps = inputs.eps();
             let gamma = inputs.row_of_width(d).values;
             let beta = inputs.row_of_width(d).values;
-            check_row(&row.values, &eps, &gamma, &beta)
+            check_row(normalize, &row.values, &eps, &gamma, &beta)
                 .map_err(|e| format!("{} ε={eps}: {e}", row.describe()))
         },
     )
@@ -210,6 +222,7 @@ fn check(budget: Budget) -> CheckReport {
 mod tests {
     use super::*;
     use crate::theorems::exact_vec::ints;
+    use crate::theorems::faults;
     use crate::theorems::surd::rational_sqrt;
 
     #[test]
@@ -218,34 +231,73 @@ mod tests {
         let g = ints(&[1, 2, 3, 4]);
         let b = ints(&[0, -1, 1, 0]);
         for eps in [Rational::new(), Rational::from((1, 9)), Rational::from(4)] {
-            check_row(&x, &eps, &g, &b).unwrap();
+            check_row(normalize, &x, &eps, &g, &b).unwrap();
         }
-        // The blog's g at ε = 0 is √n·v/‖v‖: x = (0, 2): v = (−1, 1), g(v) = (−1, 1).
+        let ones = ints(&[1, 1]);
+        let zeros = ints(&[0, 0]);
+        // The blog's g at ε = 0 is √n·v/‖v‖: x = (0, 2): v = (−1, 1), g(v) = (−1, 1); with
+        // ε = 1: (−1, 1)/2, then h adds b.
+        let y = blog_hgf(&ints(&[0, 2]), &Rational::new(), &ones, &zeros)
+            .unwrap()
+            .unwrap();
+        assert_eq!(y[0].to_rational(), Some(Rational::from(-1)));
         let y = blog_hgf(
             &ints(&[0, 2]),
-            &Rational::new(),
-            &ints(&[1, 1]),
-            &ints(&[0, 0]),
+            &Rational::from(1),
+            &ints(&[2, 3]),
+            &ints(&[5, 7]),
         )
         .unwrap()
         .unwrap();
-        assert_eq!(y[0].to_rational(), Some(Rational::from(-1)));
-        assert!(blog_hgf(
-            &ints(&[3, 3]),
-            &Rational::new(),
-            &ints(&[1, 1]),
-            &ints(&[0, 0])
+        assert_eq!(y[0].to_rational(), Some(Rational::from(4)));
+        assert_eq!(y[1].to_rational(), Some(Rational::from((17, 2))));
+        // Riechers eq. 6 on x = (0, 2), ε = 1: √2·(−1, 1)/√(2 + 2) = (−1, 1)/√2.
+        let y = riechers_eq6(&ints(&[0, 2]), &Rational::from(1), &ones, &zeros)
+            .unwrap()
+            .unwrap();
+        assert_eq!(y[1], Surd::sqrt(Rational::from((1, 2))).unwrap());
+        let y = riechers_eq6(
+            &ints(&[0, 2]),
+            &Rational::from(1),
+            &ints(&[2, 3]),
+            &ints(&[5, 7]),
         )
         .unwrap()
-        .is_none());
-        assert!(riechers_eq6(
-            &ints(&[3, 3]),
-            &Rational::new(),
-            &ints(&[1, 1]),
-            &ints(&[0, 0])
-        )
-        .unwrap()
-        .is_none());
+        .unwrap();
+        assert_eq!(
+            y[0],
+            Surd::sqrt(Rational::from(2))
+                .unwrap()
+                .neg()
+                .add_rational(&Rational::from(5))
+        );
+        assert!(blog_hgf(&ints(&[3, 3]), &Rational::new(), &ones, &zeros)
+            .unwrap()
+            .is_none());
+        assert!(
+            riechers_eq6(&ints(&[3, 3]), &Rational::new(), &ones, &zeros)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            blog_hgf(&ints(&[3, 3]), &Rational::from(1), &ones, &ints(&[4, 5]))
+                .unwrap()
+                .unwrap()[1]
+                == Surd::rational(Rational::from(5))
+        );
+        assert!(
+            riechers_eq6(&ints(&[3, 3]), &Rational::from(1), &ones, &ints(&[4, 5]))
+                .unwrap()
+                .unwrap()[0]
+                == Surd::rational(Rational::from(4))
+        );
+        // Beyond the dense width the projection is x − μ1.
+        let wide: Vec<Rational> = (0..DENSE_MAX_D as i64 + 2)
+            .map(|i| Rational::from(i % 7))
+            .collect();
+        assert_eq!(project(&wide), centered(&wide));
+        let w1 = vec![Rational::from(1); wide.len()];
+        check_row(normalize, &wide, &Rational::from((1, 5)), &w1, &w1).unwrap();
     }
 
     #[test]
@@ -255,16 +307,45 @@ mod tests {
         let x = coinciding_row(&eps, &Rational::from(3)).unwrap();
         assert!(rational_sqrt(&variance(&x)).is_some());
         assert!(conventions_agree(&x, &eps, &ones));
-        check_row(&x, &eps, &ones, &ones).unwrap();
+        check_row(normalize, &x, &eps, &ones, &ones).unwrap();
         let x = ints(&[0, 4]);
         assert!(!conventions_agree(&x, &eps, &ones));
         assert!(conventions_agree(&x, &Rational::new(), &ones));
         assert!(conventions_agree(&x, &eps, &ints(&[0, 0])));
+        assert!(!conventions_agree(&x, &eps, &ints(&[0, 1])));
+        assert!(conventions_agree(&ints(&[2, 2]), &eps, &ones));
+        // 4σ² = (1 − ε)² also holds for ε = 3 with σ = 1, but then 2σ + ε = 5.
+        assert!(!conventions_agree(
+            &ints(&[0, 2]),
+            &Rational::from(3),
+            &ones
+        ));
+        assert!(conventions_agree(&ints(&[0, 1]), &Rational::new(), &ones));
         assert!(coinciding_row(&Rational::from(1), &Rational::new()).is_none());
         // The blog's decomposition is not the ε-inside reference when ε > 0.
         let blog = blog_hgf(&x, &eps, &ones, &ints(&[0, 0])).unwrap();
         let inside = normalize(Op::LayerNorm, &x, &eps, EpsConvention::Inside, None, None);
         assert!(compare("mixed conventions", blog, inside).is_err());
         assert!(compare("undefined vs defined", None, Some(vec![])).is_err());
+        assert!(compare("both undefined", None, None).is_ok());
+    }
+
+    #[test]
+    fn faulty_references_are_caught() {
+        let x = ints(&[1, 5, 2, 8]);
+        let g = ints(&[1, 2, 3, 4]);
+        let b = ints(&[0, -1, 1, 0]);
+        let eps = Rational::from((1, 9));
+        for (name, fault) in faults::ALL {
+            if name == "centred RMSNorm" {
+                continue; // RMSNorm is not part of this theorem
+            }
+            let caught = [eps.clone(), Rational::new()].iter().any(|e| {
+                [&x[..], &ints(&[3, 3, 3, 3])]
+                    .iter()
+                    .any(|row| check_row(fault, row, e, &g, &b).is_err())
+            });
+            assert!(caught, "{name} not caught");
+        }
     }
 }

@@ -13,7 +13,7 @@
 //!
 //! Both are checked exactly: mean(y) and ‖y‖² are rationals, D is an exact [`Surd`].
 
-use super::exact_vec::{len_q, norm2, normalize, sum, surd_norm2, SurdVec};
+use super::exact_vec::{mean, norm2, normalize, surd_norm2, SurdVec};
 use super::inputs::{exact_pow2, Family};
 use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
@@ -169,7 +169,7 @@ pub fn check_output(
     }
     let d = x.len();
     if op == Op::LayerNorm {
-        let mean = sum(y) / len_q(y);
+        let mean = mean(y);
         if Rational::from(mean.abs_ref()) > model.mean_bound() {
             return Err(format!(
                 "|mean(y)| = {:e} > bound {:e}",

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 pub mod decompositions;
 pub mod exact_vec;
+pub mod faults;
 pub mod float_corollaries;
 pub mod inputs;
 pub mod norm_sqrt_d;

@@ -3,7 +3,7 @@
 
 use super::exact_vec::{
     centered, expect_rational, expect_value, is_constant, len_q, mean, mean_square, norm2,
-    normalize, surd_norm2, variance, SurdVec,
+    normalize, surd_norm2, variance, Reference, SurdVec,
 };
 use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
@@ -35,12 +35,15 @@ fn moment(op: Op, x: &[Rational]) -> Rational {
     }
 }
 
-/// Brody et al. eq. 5 with σ² computed the other way, as mean(x²) − μ²: ‖x − μ1‖² = d·σ².
-pub fn check_eq5(x: &[Rational]) -> Result<(), String> {
+/// Brody et al. eq. 5, ‖x − μ1‖² = d·σ², for a variance function (the definition:
+/// `exact_vec::variance`), cross-checked by the one-pass form σ² = mean(x²) − μ².
+pub fn check_eq5(variance: fn(&[Rational]) -> Rational, x: &[Rational]) -> Result<(), String> {
     let mu = mean(x);
-    let sigma2 = mean_square(x) - Rational::from(mu.square_ref());
+    let one_pass = mean_square(x) - Rational::from(mu.square_ref());
+    let sigma2 = variance(x);
+    expect_rational("σ² vs mean(x²) − μ²", &sigma2, &one_pass)?;
     expect_rational(
-        "‖x − μ1‖² vs d·(mean(x²) − μ²)",
+        "‖x − μ1‖² vs d·σ²",
         &norm2(&centered(x)),
         &(sigma2 * len_q(x)),
     )
@@ -48,8 +51,13 @@ pub fn check_eq5(x: &[Rational]) -> Result<(), String> {
 
 /// ε = 0: ‖y‖² = d whenever the output is defined (σ > 0, resp. x ≠ 0), and undefined exactly
 /// when m = 0.
-pub fn check_unit_sphere(op: Op, convention: EpsConvention, x: &[Rational]) -> Result<(), String> {
-    let y = normalize(op, x, &Rational::new(), convention, None, None);
+pub fn check_unit_sphere(
+    reference: Reference,
+    op: Op,
+    convention: EpsConvention,
+    x: &[Rational],
+) -> Result<(), String> {
+    let y = reference(op, x, &Rational::new(), convention, None, None);
     let degenerate = moment(op, x).cmp0() == Ordering::Equal;
     match (y, degenerate) {
         (None, true) => Ok(()),
@@ -67,6 +75,7 @@ pub fn check_unit_sphere(op: Op, convention: EpsConvention, x: &[Rational]) -> R
 
 /// ε ≥ 0: the exact shrink law and its strictness.
 pub fn check_shrink(
+    reference: Reference,
     op: Op,
     convention: EpsConvention,
     x: &[Rational],
@@ -75,13 +84,17 @@ pub fn check_shrink(
     let what = format!("{op} {convention} ε={eps}");
     let m = moment(op, x);
     let d = len_q(x);
-    let Some(y) = normalize(op, x, eps, convention, None, None) else {
-        return if m.cmp0() == Ordering::Equal && eps.cmp0() == Ordering::Equal {
+    let degenerate = m.cmp0() == Ordering::Equal && eps.cmp0() == Ordering::Equal;
+    let Some(y) = reference(op, x, eps, convention, None, None) else {
+        return if degenerate {
             Ok(())
         } else {
             Err(format!("{what}: undefined although m + ε > 0"))
         };
     };
+    if degenerate {
+        return Err(format!("{what}: defined although m = ε = 0"));
+    }
     let n2 = surd_norm2(&y)?;
     let dm = Rational::from(&d * &m);
     match convention {
@@ -140,9 +153,13 @@ pub fn riechers_eq5(a: &[Rational], eps: &Rational) -> Result<Option<SurdVec>, S
 
 /// Riechers eq. 5 equals the ε-inside LayerNorm output; a ∝ 1 maps to 0, which the reference
 /// agrees with when ε > 0 (and leaves undefined when ε = 0).
-pub fn check_riechers_eq5(a: &[Rational], eps: &Rational) -> Result<(), String> {
-    let reference = normalize(Op::LayerNorm, a, eps, EpsConvention::Inside, None, None);
-    match (riechers_eq5(a, eps)?, reference) {
+pub fn check_riechers_eq5(
+    reference: Reference,
+    a: &[Rational],
+    eps: &Rational,
+) -> Result<(), String> {
+    let y = reference(Op::LayerNorm, a, eps, EpsConvention::Inside, None, None);
+    match (riechers_eq5(a, eps)?, y) {
         (Some(r), Some(y)) => {
             super::exact_vec::expect_equal("Riechers eq. 5 vs (x − μ)/√(σ² + ε)", &r, &y)
         }
@@ -156,16 +173,19 @@ pub fn check_riechers_eq5(a: &[Rational], eps: &Rational) -> Result<(), String> 
     }
 }
 
-/// Every claim for one row and one ε.
-pub fn check_row(x: &[Rational], eps: &Rational) -> Result<(), String> {
-    check_eq5(x)?;
+/// Every claim for one row and one ε, against `reference`.
+pub fn check_row(reference: Reference, x: &[Rational], eps: &Rational) -> Result<(), String> {
+    if x.is_empty() {
+        return Ok(()); // the statements are for d ≥ 1
+    }
+    check_eq5(variance, x)?;
     for op in Op::ALL {
         for convention in [EpsConvention::Inside, EpsConvention::Outside] {
-            check_unit_sphere(op, convention, x)?;
-            check_shrink(op, convention, x, eps)?;
+            check_unit_sphere(reference, op, convention, x)?;
+            check_shrink(reference, op, convention, x, eps)?;
         }
     }
-    check_riechers_eq5(x, eps)
+    check_riechers_eq5(reference, x, eps)
 }
 
 fn check(budget: Budget) -> CheckReport {
@@ -183,14 +203,18 @@ fn check(budget: Budget) -> CheckReport {
             ];
             for x in rows {
                 for eps in [q(0, 1), q(1, 100000), q(1, 1), q(3, 1)] {
-                    tally.record(|| format!("edge row {x:?} ε={eps}"), check_row(&x, &eps));
+                    tally.record(
+                        || format!("edge row {x:?} ε={eps}"),
+                        check_row(normalize, &x, &eps),
+                    );
                 }
             }
         },
         |inputs| {
             let row = inputs.row();
             let eps = inputs.eps();
-            check_row(&row.values, &eps).map_err(|e| format!("{} ε={eps}: {e}", row.describe()))
+            check_row(normalize, &row.values, &eps)
+                .map_err(|e| format!("{} ε={eps}: {e}", row.describe()))
         },
     )
 }
@@ -199,16 +223,18 @@ fn check(budget: Budget) -> CheckReport {
 mod tests {
     use super::*;
     use crate::theorems::exact_vec::ints;
+    use crate::theorems::faults;
 
     #[test]
     fn known_rows() {
         let x = ints(&[1, 2, 4]);
         for eps in [Rational::new(), Rational::from((1, 7)), Rational::from(2)] {
-            check_row(&x, &eps).unwrap();
+            check_row(normalize, &x, &eps).unwrap();
         }
-        check_row(&ints(&[7, 7, 7]), &Rational::new()).unwrap();
-        check_row(&ints(&[7, 7, 7]), &Rational::from(1)).unwrap();
-        check_row(&ints(&[0]), &Rational::new()).unwrap();
+        check_row(normalize, &ints(&[7, 7, 7]), &Rational::new()).unwrap();
+        check_row(normalize, &ints(&[7, 7, 7]), &Rational::from(1)).unwrap();
+        check_row(normalize, &ints(&[0]), &Rational::new()).unwrap();
+        check_row(normalize, &ints(&[0, 0]), &Rational::from(1)).unwrap();
     }
 
     #[test]
@@ -218,21 +244,175 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(y[1], Surd::sqrt(Rational::from((1, 2))).unwrap());
+        assert_eq!(y[0], Surd::sqrt(Rational::from((1, 2))).unwrap().neg());
+        // ε = 0 on a = (1, 2, 6): Πa = (−2, −1, 3), ‖Πa‖² = 14: y = √(3/14)·Πa.
+        let y = riechers_eq5(&ints(&[1, 2, 6]), &Rational::new())
+            .unwrap()
+            .unwrap();
+        assert_eq!(y[2], Surd::sqrt(Rational::from((27, 14))).unwrap());
         assert!(riechers_eq5(&ints(&[4, 4]), &Rational::from(1))
             .unwrap()
             .is_none());
     }
 
+    /// Every fault the theorem must see, with a row and ε that expose it.
     #[test]
-    fn a_wrong_norm_is_caught() {
-        // The unbiased variance (divide by d − 1) breaks ‖y‖² = d: compare its output's norm.
+    fn faulty_references_are_caught() {
         let x = ints(&[1, 2, 4, 9]);
-        let c = centered(&x);
-        let unbiased = norm2(&c) / Rational::from(x.len() - 1);
-        let s = Surd::sqrt(unbiased).unwrap().recip().unwrap();
-        let y: Vec<Surd> = c.iter().map(|v| s.scale(v)).collect();
-        assert!(expect_value("unbiased", &surd_norm2(&y).unwrap(), &len_q(&x)).is_err());
-        // And the checks' own comparisons reject a wrong claimed law.
-        assert!(expect_value("x", &Surd::rational(Rational::from(3)), &Rational::from(4)).is_err());
+        let third = Rational::from((1, 3));
+        let cases: [(&str, Reference, Vec<Rational>, Rational); 8] = [
+            (
+                "unbiased variance",
+                faults::unbiased_variance,
+                x.clone(),
+                Rational::new(),
+            ),
+            (
+                "swapped convention",
+                faults::swapped_convention,
+                x.clone(),
+                third.clone(),
+            ),
+            ("doubled ε", faults::doubled_eps, x.clone(), third.clone()),
+            ("no ε", faults::no_eps, x.clone(), third.clone()),
+            (
+                "flipped sign",
+                faults::flipped_sign,
+                x.clone(),
+                third.clone(),
+            ),
+            (
+                "nudged",
+                faults::nudged_last_entry,
+                x.clone(),
+                Rational::new(),
+            ),
+            (
+                "defined everywhere",
+                faults::defined_everywhere,
+                ints(&[3, 3]),
+                Rational::new(),
+            ),
+            (
+                "centred RMSNorm",
+                faults::centred_rms,
+                ints(&[3, 3]),
+                Rational::new(),
+            ),
+        ];
+        for (name, fault, row, eps) in cases {
+            assert!(check_row(fault, &row, &eps).is_err(), "{name} not caught");
+        }
+        // Each claim on its own.
+        assert!(check_unit_sphere(
+            faults::unbiased_variance,
+            Op::RmsNorm,
+            EpsConvention::Outside,
+            &x
+        )
+        .is_err());
+        assert!(check_unit_sphere(
+            faults::defined_everywhere,
+            Op::LayerNorm,
+            EpsConvention::Inside,
+            &ints(&[2, 2])
+        )
+        .is_err());
+        assert!(check_unit_sphere(
+            faults::centred_rms,
+            Op::RmsNorm,
+            EpsConvention::Inside,
+            &ints(&[2, 2])
+        )
+        .is_err());
+        for conv in [EpsConvention::Inside, EpsConvention::Outside] {
+            for op in Op::ALL {
+                assert!(
+                    check_shrink(faults::doubled_eps, op, conv, &x, &third).is_err(),
+                    "{op} {conv}"
+                );
+                assert!(
+                    check_shrink(faults::no_eps, op, conv, &x, &third).is_err(),
+                    "{op} {conv}"
+                );
+                assert!(check_shrink(normalize, op, conv, &x, &third).is_ok());
+            }
+        }
+        // ε = 0 on the zero row is undefined; a reference defined there is caught, and so is one
+        // undefined where m + ε > 0.
+        assert!(check_shrink(
+            faults::defined_everywhere,
+            Op::RmsNorm,
+            EpsConvention::Inside,
+            &ints(&[0, 0]),
+            &Rational::new()
+        )
+        .is_err());
+        fn never_defined(
+            _: Op,
+            _: &[Rational],
+            _: &Rational,
+            _: EpsConvention,
+            _: Option<&[Rational]>,
+            _: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            None
+        }
+        assert!(check_shrink(
+            never_defined,
+            Op::LayerNorm,
+            EpsConvention::Inside,
+            &x,
+            &third
+        )
+        .is_err());
+        assert!(check_shrink(
+            never_defined,
+            Op::LayerNorm,
+            EpsConvention::Inside,
+            &ints(&[1, 1]),
+            &third
+        )
+        .is_err());
+        assert!(check_shrink(
+            never_defined,
+            Op::LayerNorm,
+            EpsConvention::Inside,
+            &ints(&[1, 1]),
+            &Rational::new()
+        )
+        .is_ok());
+        assert!(
+            check_unit_sphere(never_defined, Op::LayerNorm, EpsConvention::Inside, &x).is_err()
+        );
+        assert!(check_riechers_eq5(never_defined, &x, &third).is_err());
+        assert!(check_riechers_eq5(never_defined, &ints(&[1, 1]), &third).is_err());
+        assert!(
+            check_riechers_eq5(faults::defined_everywhere, &ints(&[1, 1]), &Rational::new())
+                .is_ok()
+        );
+        assert!(check_riechers_eq5(faults::nudged_last_entry, &ints(&[1, 1]), &third).is_err());
+        assert!(check_eq5(faults::variance_unbiased, &x).is_err());
+        assert!(check_eq5(faults::variance_sign_slip, &x).is_err());
+        check_eq5(variance, &x).unwrap();
+        // A shrink law that is right but strict where it must be equal: ε = 0 must give d.
+        fn shrinks_always(
+            op: Op,
+            x: &[Rational],
+            eps: &Rational,
+            c: EpsConvention,
+            g: Option<&[Rational]>,
+            b: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            normalize(op, x, &(eps + Rational::from((1, 1000))), c, g, b)
+        }
+        assert!(check_shrink(
+            shrinks_always,
+            Op::LayerNorm,
+            EpsConvention::Inside,
+            &x,
+            &Rational::new()
+        )
+        .is_err());
     }
 }

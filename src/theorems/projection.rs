@@ -7,6 +7,7 @@
 //! of d − 1 mod p proves rank d − 1.
 
 use super::exact_vec::{centered, dot, expect_rational, len_q, mean, norm2, sum};
+use super::faults::Centering;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use rug::Rational;
 
@@ -170,16 +171,17 @@ pub fn brody_a(d: usize) -> IntMatrix {
     IntMatrix::from_fn(d, |i, j| i64::from(i == j && j + 1 < d))
 }
 
-/// The matrix claims for one d: d·P symmetric, (dP)² = d·(dP), (dP)1 = 0, trace = d(d − 1),
-/// rank d − 1; and with the given d·M⁻¹: M·(dM⁻¹) = (dM⁻¹)·M = dI and M·A·(dM⁻¹) = dP = eq. 28.
-pub fn check_matrices(d: usize, m_inverse_scaled: &IntMatrix) -> Result<(), String> {
+/// The matrix claims for one d about a candidate d·P (the definition: [`scaled_projection`]):
+/// symmetric, (dP)² = d·(dP), (dP)1 = 0, trace = d(d − 1), rank d − 1; and with the candidate
+/// d·M⁻¹ (eq. 27: [`brody_m_inverse_scaled`]): M·(dM⁻¹) = (dM⁻¹)·M = dI and
+/// M·A·(dM⁻¹) = dP = eq. 28.
+pub fn check_matrices(d: usize, p: &IntMatrix, m_inverse_scaled: &IntMatrix) -> Result<(), String> {
     let overflow = || format!("d={d}: i64 overflow in an exact product");
     let di = d as i64;
-    let p = scaled_projection(d);
     if let Some((i, j)) = p.first_difference(&p.transpose()) {
         return Err(format!("d={d}: P is not symmetric at ({i},{j})"));
     }
-    let p2 = p.mul(&p).ok_or_else(overflow)?;
+    let p2 = p.mul(p).ok_or_else(overflow)?;
     if let Some((i, j)) = p2.first_difference(&p.scaled(di).ok_or_else(overflow)?) {
         return Err(format!("d={d}: P² ≠ P at ({i},{j})"));
     }
@@ -213,10 +215,10 @@ pub fn check_matrices(d: usize, m_inverse_scaled: &IntMatrix) -> Result<(), Stri
         .mul(&brody_a(d))
         .and_then(|ma| ma.mul(m_inverse_scaled))
         .ok_or_else(overflow)?;
-    if let Some((i, j)) = construction.first_difference(&p) {
+    if let Some((i, j)) = construction.first_difference(p) {
         return Err(format!("d={d}: M·A·M⁻¹ ≠ I − 11ᵀ/d at ({i},{j})"));
     }
-    if let Some((i, j)) = brody_eq28_scaled(d).first_difference(&p) {
+    if let Some((i, j)) = brody_eq28_scaled(d).first_difference(p) {
         return Err(format!("d={d}: eq. 28 ≠ I − 11ᵀ/d at ({i},{j})"));
     }
     Ok(())
@@ -239,15 +241,16 @@ pub fn apply_dense(x: &[Rational]) -> Vec<Rational> {
         .collect()
 }
 
-/// The vector claims for one row: (x − μ1)·1 = 0 (eq. 4); Px = x − μ1 (dense P, d ≤
-/// [`DENSE_MAX_D`]); P(x − μ1) = x − μ1; (x − μ1)·μ1 = 0; ‖x‖² = ‖x − μ1‖² + dμ².
-pub fn check_row(x: &[Rational]) -> Result<(), String> {
-    let c = centered(x);
+/// The vector claims for one row about a centring (the definition: `exact_vec::centered`):
+/// (x − μ1)·1 = 0 (eq. 4); Px = x − μ1 (dense P, d ≤ [`DENSE_MAX_D`]); P(x − μ1) = x − μ1;
+/// x − Px = μ1 ⟂ x − μ1; ‖x‖² = ‖x − μ1‖² + dμ².
+pub fn check_row(centering: Centering, x: &[Rational]) -> Result<(), String> {
+    let c = centering(x);
     expect_rational("(x − μ1)·1", &sum(&c), &Rational::new())?;
     if x.len() <= DENSE_MAX_D && apply_dense(x) != c {
         return Err("Px ≠ x − μ1".into());
     }
-    if centered(&c) != c {
+    if centering(&c) != c {
         return Err("P(x − μ1) ≠ x − μ1".into());
     }
     let mu = mean(x);
@@ -270,19 +273,17 @@ fn check(budget: Budget) -> CheckReport {
         ID,
         |tally| {
             for d in 1..=64 {
-                tally.record(
-                    || "edge".into(),
-                    check_matrices(d, &brody_m_inverse_scaled(d)),
-                );
+                let outcome = check_matrices(d, &scaled_projection(d), &brody_m_inverse_scaled(d));
+                tally.record(|| "edge".into(), outcome);
             }
         },
         |inputs| {
             let row = inputs.row();
             let d = row.d();
             if d <= MATRIX_MAX_D {
-                check_matrices(d, &brody_m_inverse_scaled(d))?;
+                check_matrices(d, &scaled_projection(d), &brody_m_inverse_scaled(d))?;
             }
-            check_row(&row.values).map_err(|e| format!("{}: {e}", row.describe()))
+            check_row(centered, &row.values).map_err(|e| format!("{}: {e}", row.describe()))
         },
     )
 }
@@ -291,11 +292,16 @@ fn check(budget: Budget) -> CheckReport {
 mod tests {
     use super::*;
     use crate::theorems::exact_vec::ints;
+    use crate::theorems::faults::{centre_off_by_one, centre_on_first};
+
+    fn check_d(d: usize) -> Result<(), String> {
+        check_matrices(d, &scaled_projection(d), &brody_m_inverse_scaled(d))
+    }
 
     #[test]
     fn matrices_hold_for_small_d() {
         for d in 1..=12 {
-            check_matrices(d, &brody_m_inverse_scaled(d)).unwrap();
+            check_d(d).unwrap();
         }
         assert_eq!(brody_m(3).data, vec![-2, 1, 1, 1, -2, 1, 1, 1, 1]);
         assert_eq!(
@@ -304,6 +310,7 @@ mod tests {
         );
         assert_eq!(brody_a(3).data, vec![1, 0, 0, 0, 1, 0, 0, 0, 0]);
         assert_eq!(scaled_projection(2).data, vec![1, -1, -1, 1]);
+        assert_eq!(brody_eq28_scaled(3), scaled_projection(3));
     }
 
     #[test]
@@ -318,29 +325,53 @@ mod tests {
                     good.at(i, j)
                 }
             });
-            let e = check_matrices(d, &flipped).unwrap_err();
+            let e = check_matrices(d, &scaled_projection(d), &flipped).unwrap_err();
             assert!(e.contains("eq. 27"), "{e}");
-            assert!(check_matrices(d, &good.scaled(d as i64).unwrap()).is_err());
+            let e = check_matrices(d, &scaled_projection(d), &good.scaled(d as i64).unwrap())
+                .unwrap_err();
+            assert!(e.contains("eq. 27"), "{e}");
         }
-        let mut bad = brody_m_inverse_scaled(4);
-        bad.data[15] = 2;
-        assert!(check_matrices(4, &bad).is_err());
+    }
+
+    #[test]
+    fn wrong_projections_are_caught() {
+        let d = 5;
+        let m_inv = brody_m_inverse_scaled(d);
+        let expect = |p: IntMatrix, what: &str| {
+            let e = check_matrices(d, &p, &m_inv).unwrap_err();
+            assert!(e.contains(what), "{what}: {e}");
+        };
+        // The oblique projection I − 1e₁ᵀ: idempotent, kills 1, trace d − 1, not symmetric.
+        expect(
+            IntMatrix::from_fn(d, |i, j| d as i64 * (i64::from(i == j) - i64::from(j == 0))),
+            "symmetric",
+        );
+        // 2P is not idempotent; I does not kill 1; 0 has trace 0.
+        expect(scaled_projection(d).scaled(2).unwrap(), "P² ≠ P");
+        expect(
+            IntMatrix::from_fn(d, |i, j| d as i64 * i64::from(i == j)),
+            "P1",
+        );
+        expect(IntMatrix::from_fn(d, |_, _| 0), "trace");
     }
 
     #[test]
     fn rank_mod_p_counts_independent_rows() {
+        let m = |n: usize, rows: &[&[i64]]| IntMatrix::from_fn(n, |i, j| rows[i][j]);
         assert_eq!(
             IntMatrix::from_fn(3, |i, j| i64::from(i == j)).rank_mod_p(),
             3
         );
         assert_eq!(IntMatrix::from_fn(3, |_, _| 5).rank_mod_p(), 1);
         assert_eq!(IntMatrix::from_fn(3, |i, j| (i * j) as i64).rank_mod_p(), 1);
-        assert_eq!(
-            IntMatrix::from_fn(2, |i, j| [[1, 2], [3, 4]][i][j]).rank_mod_p(),
-            2
-        );
+        assert_eq!(m(2, &[&[1, 2], &[3, 4]]).rank_mod_p(), 2);
         assert_eq!(IntMatrix::from_fn(3, |i, j| (i + j) as i64).rank_mod_p(), 2);
         assert_eq!(IntMatrix::from_fn(2, |_, _| -1).rank_mod_p(), 1);
+        assert_eq!(m(3, &[&[0, 1, 0], &[0, 0, 1], &[1, 0, 0]]).rank_mod_p(), 3);
+        assert_eq!(m(3, &[&[0, 0, 0], &[0, 2, 4], &[0, 1, 3]]).rank_mod_p(), 2);
+        assert_eq!(m(3, &[&[2, 1, 1], &[4, 2, 3], &[6, 3, 1]]).rank_mod_p(), 2);
+        assert_eq!(m(3, &[&[1, 1, 0], &[0, 1, 1], &[1, 0, -1]]).rank_mod_p(), 2);
+        assert_eq!(m(3, &[&[1, 1, 0], &[0, 1, 1], &[1, 0, 1]]).rank_mod_p(), 3);
         assert_eq!(scaled_projection(7).rank_mod_p(), 6);
         for d in 1..=6 {
             assert_eq!(scaled_projection(d).trace(), (d * (d - 1)) as i64);
@@ -352,6 +383,8 @@ mod tests {
         let big = IntMatrix::from_fn(2, |_, _| i64::MAX / 2);
         assert!(big.mul(&big).is_none());
         assert!(big.scaled(4).is_none());
+        let e = check_matrices(2, &big, &brody_m_inverse_scaled(2)).unwrap_err();
+        assert!(e.contains("overflow"), "{e}");
         assert_eq!(
             IntMatrix::from_fn(2, |i, j| (i + 2 * j) as i64)
                 .scaled(3)
@@ -361,16 +394,49 @@ mod tests {
         );
         let a = IntMatrix::from_fn(2, |i, j| [[1, 2], [3, 4]][i][j]);
         assert_eq!(a.mul(&a).unwrap().data, vec![7, 10, 15, 22]);
+        let b = IntMatrix::from_fn(2, |i, j| [[0, 1], [5, 0]][i][j]);
+        assert_eq!(a.mul(&b).unwrap().data, vec![10, 1, 20, 3]);
+        assert_eq!(b.mul(&a).unwrap().data, vec![3, 4, 5, 10]);
         assert_eq!(a.first_difference(&a.transpose()), Some((0, 1)));
+        assert_eq!(a.first_difference(&a), None);
+        assert_eq!(a.trace(), 5);
     }
 
     #[test]
     fn rows_project() {
         let x = ints(&[1, 2, 3, 10]);
-        check_row(&x).unwrap();
+        check_row(centered, &x).unwrap();
         assert_eq!(apply_dense(&x), centered(&x));
-        check_row(&ints(&[5])).unwrap();
-        check_row(&[]).unwrap();
+        let half = |v: i64| Rational::from((v, 2));
+        assert_eq!(apply_dense(&ints(&[0, 3])), vec![half(-3), half(3)]);
+        check_row(centered, &ints(&[5])).unwrap();
+        check_row(centered, &[]).unwrap();
+    }
+
+    #[test]
+    fn wrong_centrings_are_caught() {
+        let x = ints(&[1, 2, 3, 10]);
+        for bad in [centre_on_first, centre_off_by_one] {
+            assert!(check_row(bad, &x).is_err());
+        }
+        // Wider than the dense product: the remaining claims still catch them.
+        let wide: Vec<Rational> = (0..DENSE_MAX_D as i64 + 3)
+            .map(|i| Rational::from(i * i))
+            .collect();
+        check_row(centered, &wide).unwrap();
+        for bad in [centre_on_first, centre_off_by_one] {
+            assert!(check_row(bad, &wide).is_err());
+        }
+        // Right except for idempotence: an already centred input gets shifted by 1.
+        fn recentre_shift(x: &[Rational]) -> Vec<Rational> {
+            if sum(x).cmp0() == std::cmp::Ordering::Equal {
+                x.iter().map(|v| Rational::from(v + 1u32)).collect()
+            } else {
+                centered(x)
+            }
+        }
+        let e = check_row(recentre_shift, &ints(&[0, 3, 9])).unwrap_err();
+        assert!(e.contains("P(x − μ1)"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! cos² to 1, given here as a rational function of the input for later experiments.
 
 use super::exact_vec::{
-    expect_equal, len_q, mean, norm2, normalize, sum, surd_norm2, surd_sum, SurdVec,
+    expect_equal, len_q, mean, norm2, normalize, sum, surd_norm2, surd_sum, Reference, SurdVec,
 };
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use crate::problem::{EpsConvention, Op};
@@ -62,6 +62,7 @@ fn outputs_equal(a: &Option<SurdVec>, b: &Option<SurdVec>) -> bool {
 
 /// Every claim for one row, ε, convention and γ (a γ with a zero entry is replaced by ones).
 pub fn check_row(
+    reference: Reference,
     x: &[Rational],
     eps: &Rational,
     convention: EpsConvention,
@@ -73,8 +74,8 @@ pub fn check_row(
     } else {
         gamma
     };
-    let ln = normalize(Op::LayerNorm, x, eps, convention, Some(gamma), None);
-    let rms = normalize(Op::RmsNorm, x, eps, convention, Some(gamma), None);
+    let ln = reference(Op::LayerNorm, x, eps, convention, Some(gamma), None);
+    let rms = reference(Op::RmsNorm, x, eps, convention, Some(gamma), None);
     let mean_zero = mean(x).cmp0() == Ordering::Equal;
     if outputs_equal(&ln, &rms) != mean_zero {
         return Err(format!(
@@ -82,7 +83,7 @@ pub fn check_row(
             !mean_zero
         ));
     }
-    if let Some(y) = normalize(Op::LayerNorm, x, eps, convention, None, None) {
+    if let Some(y) = reference(Op::LayerNorm, x, eps, convention, None, None) {
         let s = surd_sum(&y)?;
         if !s.is_zero() {
             return Err(format!("Σ LayerNorm(x) = {s}, not 0"));
@@ -91,7 +92,7 @@ pub fn check_row(
             return Err(format!("LayerNorm output has cos² {c} to 1, not 0"));
         }
     }
-    if let Some(y) = normalize(Op::RmsNorm, x, eps, convention, None, None) {
+    if let Some(y) = reference(Op::RmsNorm, x, eps, convention, None, None) {
         let got = cos2_to_ones_exact(&y)?;
         let want = cos2_to_ones(x);
         if got != want {
@@ -130,7 +131,7 @@ fn check(budget: Budget) -> CheckReport {
                         let gamma = vec![q(2); x.len()];
                         tally.record(
                             || format!("edge {x:?} ε={eps} {conv}"),
-                            check_row(&x, &eps, conv, &gamma),
+                            check_row(normalize, &x, &eps, conv, &gamma),
                         );
                     }
                 }
@@ -151,7 +152,7 @@ fn check(budget: Budget) -> CheckReport {
             } else {
                 row.values.clone()
             };
-            check_row(&x, &eps, convention, &gamma)
+            check_row(normalize, &x, &eps, convention, &gamma)
                 .map_err(|e| format!("{} ε={eps} {convention}: {e}", row.describe()))
         },
     )
@@ -161,6 +162,8 @@ fn check(budget: Budget) -> CheckReport {
 mod tests {
     use super::*;
     use crate::theorems::exact_vec::ints;
+    use crate::theorems::faults;
+    use crate::theorems::surd::Surd;
 
     #[test]
     fn cos2_by_hand() {
@@ -172,6 +175,17 @@ mod tests {
             Some(Rational::from((49, 75)))
         );
         assert_eq!(cos2_to_ones(&ints(&[0, 0])), None);
+        let r2 = Surd::sqrt(Rational::from(2)).unwrap();
+        assert_eq!(
+            cos2_to_ones_exact(&[r2.clone(), Surd::zero()]).unwrap(),
+            Some(Rational::from((1, 2)))
+        );
+        assert_eq!(
+            cos2_to_ones_exact(&[Surd::zero(), Surd::zero()]).unwrap(),
+            None
+        );
+        // (√2, 1) is not a rational vector times one scalar: its cos² is irrational.
+        assert!(cos2_to_ones_exact(&[r2, Surd::rational(Rational::from(1))]).is_err());
     }
 
     #[test]
@@ -179,9 +193,10 @@ mod tests {
         let g = ints(&[1, 3, -2]);
         for eps in [Rational::new(), Rational::from((1, 2))] {
             for conv in [EpsConvention::Inside, EpsConvention::Outside] {
-                check_row(&ints(&[-1, 3, -2]), &eps, conv, &g).unwrap();
-                check_row(&ints(&[1, 3, -2]), &eps, conv, &g).unwrap();
-                check_row(&ints(&[0, 3, -2]), &eps, conv, &ints(&[0, 1, 1])).unwrap();
+                check_row(normalize, &ints(&[-1, 3, -2]), &eps, conv, &g).unwrap();
+                check_row(normalize, &ints(&[1, 3, -2]), &eps, conv, &g).unwrap();
+                check_row(normalize, &ints(&[0, 3, -2]), &eps, conv, &ints(&[0, 1, 1])).unwrap();
+                check_row(normalize, &ints(&[4, 4, 4]), &eps, conv, &g).unwrap();
             }
         }
         let x = ints(&[1, 3, -2]);
@@ -202,6 +217,7 @@ mod tests {
             None,
         );
         assert!(!outputs_equal(&ln, &rms));
+        assert!(outputs_equal(&ln, &ln));
         assert!(outputs_equal(&None, &None));
         assert!(!outputs_equal(&ln, &None));
         let y = rms.unwrap();
@@ -209,5 +225,74 @@ mod tests {
             cos2_to_ones_exact(&y).unwrap(),
             Some(Rational::from((4, 42)))
         );
+    }
+
+    #[test]
+    fn faulty_references_are_caught() {
+        let eps = Rational::from((1, 2));
+        let g = ints(&[1, 3, -2]);
+        let rows = [ints(&[1, 3, -2]), ints(&[-1, 3, -2]), ints(&[4, 4, 4])];
+        for (name, fault) in [
+            ("no centring", faults::no_centering as Reference),
+            ("centred RMSNorm", faults::centred_rms),
+            ("nudged", faults::nudged_last_entry),
+        ] {
+            let caught = rows.iter().any(|x| {
+                [Rational::new(), eps.clone()]
+                    .iter()
+                    .any(|e| check_row(fault, x, e, EpsConvention::Inside, &g).is_err())
+            });
+            assert!(caught, "{name}");
+        }
+        // A reference whose RMSNorm drifts off its cos² law (x/‖x‖ with one entry doubled).
+        fn skewed_rms(
+            op: Op,
+            x: &[Rational],
+            e: &Rational,
+            c: EpsConvention,
+            gm: Option<&[Rational]>,
+            b: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            let mut y = normalize(op, x, e, c, gm, b)?;
+            if op == Op::RmsNorm {
+                y[0] = y[0].scale(&Rational::from(2));
+            }
+            Some(y)
+        }
+        assert!(check_row(
+            skewed_rms,
+            &ints(&[1, 3, 5]),
+            &Rational::new(),
+            EpsConvention::Inside,
+            &g
+        )
+        .is_err());
+        // A LayerNorm whose output carries a component along 1.
+        fn lifted_ln(
+            op: Op,
+            x: &[Rational],
+            e: &Rational,
+            c: EpsConvention,
+            gm: Option<&[Rational]>,
+            b: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            let y = normalize(op, x, e, c, gm, b)?;
+            Some(if op == Op::LayerNorm && gm.is_none() {
+                y.iter()
+                    .map(|v| v.add_rational(&Rational::from(1)))
+                    .collect()
+            } else {
+                y
+            })
+        }
+        let e = check_row(
+            lifted_ln,
+            &ints(&[1, 3, 5]),
+            &Rational::new(),
+            EpsConvention::Inside,
+            &g,
+        )
+        .unwrap_err();
+        assert!(e.contains("Σ LayerNorm"), "{e}");
     }
 }

@@ -3,7 +3,8 @@
 //! replaces scale invariance when ε > 0.
 
 use super::exact_vec::{
-    affine, centered, expect_equal, is_constant, layer_norm, len_q, norm2, normalize, SurdVec,
+    affine, centered, expect_equal, is_constant, layer_norm, len_q, norm2, normalize, Reference,
+    SurdVec,
 };
 use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
@@ -35,6 +36,9 @@ pub fn two_point_image(v: &[Rational], alpha: &Rational, eps: &Rational) -> Opti
         return (eps.cmp0() == Ordering::Greater).then(|| vec![Surd::zero(); v.len()]);
     }
     let shrunk = norm2(v) + Rational::from(&d * eps) / Rational::from(alpha.square_ref());
+    if shrunk.cmp0() != Ordering::Greater {
+        return None; // v = 0 and ε = 0: outside the statement
+    }
     let root = Surd::sqrt(d / shrunk)?;
     let signed = if alpha.cmp0() == Ordering::Less {
         root.neg()
@@ -47,6 +51,7 @@ pub fn two_point_image(v: &[Rational], alpha: &Rational, eps: &Rational) -> Opti
 /// The plane claims for one v (made ⟂ 1 by centring), α, β, ε and bias b. Vacuous when the
 /// centred v is 0 (d = 1 or a constant source row).
 pub fn check_plane(
+    reference: Reference,
     v_source: &[Rational],
     alpha: &Rational,
     beta: &Rational,
@@ -58,7 +63,7 @@ pub fn check_plane(
         return Ok(());
     }
     let x = affine(&v, alpha, beta);
-    let got = normalize(
+    let got = reference(
         Op::LayerNorm,
         &x,
         eps,
@@ -103,12 +108,15 @@ pub fn on_positive_ray(x: &[Rational], x2: &[Rational]) -> bool {
 }
 
 /// The converse (ε = 0, x not constant): LN(x′) = LN(x) iff x′ is on x's positive ray modulo 1.
-pub fn check_converse(x: &[Rational], x2: &[Rational]) -> Result<(), String> {
+pub fn check_converse(reference: Reference, x: &[Rational], x2: &[Rational]) -> Result<(), String> {
     if is_constant(x) || x.len() != x2.len() {
         return Ok(()); // outside the statement
     }
     let zero = Rational::new();
-    let equal = match (layer_norm(x, &zero), layer_norm(x2, &zero)) {
+    let equal = match (
+        layer_norm(reference, x, &zero),
+        layer_norm(reference, x2, &zero),
+    ) {
         (Some(a), Some(b)) => expect_equal("", &a, &b).is_ok(),
         _ => false,
     };
@@ -121,28 +129,37 @@ pub fn check_converse(x: &[Rational], x2: &[Rational]) -> Result<(), String> {
     Ok(())
 }
 
-/// The ε that makes LN_ε(λx + c1) = sign(λ)·LN_ε′(x): ε/λ² inside, ε/|λ| outside.
-pub fn rescaled_eps(eps: &Rational, lambda: &Rational, convention: EpsConvention) -> Rational {
-    match convention {
+/// The ε that makes LN_ε(λx + c1) = sign(λ)·LN_ε′(x): ε/λ² inside, ε/|λ| outside; `None` for
+/// λ = 0.
+pub fn rescaled_eps(
+    eps: &Rational,
+    lambda: &Rational,
+    convention: EpsConvention,
+) -> Option<Rational> {
+    if lambda.cmp0() == Ordering::Equal {
+        return None;
+    }
+    Some(match convention {
         EpsConvention::Inside => eps / Rational::from(lambda.square_ref()),
         EpsConvention::Outside => eps / Rational::from(lambda.abs_ref()),
-    }
+    })
 }
 
 /// The exact ε-law for λ ≠ 0 and any c, and the iff for scale invariance (λ > 0, x not
 /// constant): LN_ε(λx + c1) = LN_ε(x) iff ε = 0 or λ = 1.
 pub fn check_scale_law(
+    reference: Reference,
     x: &[Rational],
     lambda: &Rational,
     c: &Rational,
     eps: &Rational,
     convention: EpsConvention,
 ) -> Result<(), String> {
-    if lambda.cmp0() == Ordering::Equal {
-        return Ok(()); // outside the statement
-    }
+    let Some(eps_law) = rescaled_eps(eps, lambda, convention) else {
+        return Ok(()); // λ = 0: outside the statement
+    };
     let what = format!("{convention} λ={lambda} c={c} ε={eps}");
-    let moved = normalize(
+    let moved = reference(
         Op::LayerNorm,
         &affine(x, lambda, c),
         eps,
@@ -150,15 +167,7 @@ pub fn check_scale_law(
         None,
         None,
     );
-    let law = normalize(
-        Op::LayerNorm,
-        x,
-        &rescaled_eps(eps, lambda, convention),
-        convention,
-        None,
-        None,
-    )
-    .map(|y| {
+    let law = reference(Op::LayerNorm, x, &eps_law, convention, None, None).map(|y| {
         if lambda.cmp0() == Ordering::Less {
             y.iter().map(Surd::neg).collect()
         } else {
@@ -173,7 +182,7 @@ pub fn check_scale_law(
         _ => return Err(format!("{what}: one side of the ε-law is undefined")),
     }
     if lambda.cmp0() == Ordering::Greater && !is_constant(x) {
-        let plain = normalize(Op::LayerNorm, x, eps, convention, None, None);
+        let plain = reference(Op::LayerNorm, x, eps, convention, None, None);
         let invariant = match (moved, plain) {
             (Some(m), Some(p)) => expect_equal("", &m, &p).is_ok(),
             _ => false,
@@ -226,7 +235,7 @@ fn check(budget: Budget) -> CheckReport {
                 for eps in [q(0, 1), q(1, 100000)] {
                     tally.record(
                         || format!("edge α={alpha} ε={eps}"),
-                        check_plane(&v, &alpha, &q(-9, 2), &eps, &b),
+                        check_plane(normalize, &v, &alpha, &q(-9, 2), &eps, &b),
                     );
                 }
             }
@@ -235,14 +244,14 @@ fn check(budget: Budget) -> CheckReport {
                 let x2 = converse_partner(&v, kind, &q(2, 3), &q(1, 1), &other);
                 tally.record(
                     || format!("edge converse kind {kind}"),
-                    check_converse(&v, &x2),
+                    check_converse(normalize, &v, &x2),
                 );
             }
             for lambda in [q(1, 1), q(2, 1), q(-1, 1), q(-1, 3)] {
                 for conv in [EpsConvention::Inside, EpsConvention::Outside] {
                     tally.record(
                         || "edge ε-law".into(),
-                        check_scale_law(&v, &lambda, &q(5, 1), &q(1, 10), conv),
+                        check_scale_law(normalize, &v, &lambda, &q(5, 1), &q(1, 10), conv),
                     );
                 }
             }
@@ -258,13 +267,13 @@ fn check(budget: Budget) -> CheckReport {
             let (beta, eps) = (inputs.rational(), inputs.eps());
             let bias = inputs.row_of_width(d).values;
             let name = |e: String| format!("{}: {e}", row.describe());
-            check_plane(&row.values, &alpha, &beta, &eps, &bias).map_err(name)?;
+            check_plane(normalize, &row.values, &alpha, &beta, &eps, &bias).map_err(name)?;
             let kind = inputs.word();
             let lambda = inputs.nonzero_rational();
             let c = inputs.rational();
             let other = inputs.row_of_width(d).values;
             let x2 = converse_partner(&row.values, kind, &lambda, &c, &other);
-            check_converse(&row.values, &x2)
+            check_converse(normalize, &row.values, &x2)
                 .map_err(|e| name(format!("partner kind {}: {e}", kind % 5)))?;
             let lambda = if inputs.below(8) == 0 {
                 Rational::from(1)
@@ -276,7 +285,7 @@ fn check(budget: Budget) -> CheckReport {
             } else {
                 EpsConvention::Outside
             };
-            check_scale_law(&row.values, &lambda, &c, &eps, convention).map_err(name)
+            check_scale_law(normalize, &row.values, &lambda, &c, &eps, convention).map_err(name)
         },
     )
 }
@@ -285,6 +294,7 @@ fn check(budget: Budget) -> CheckReport {
 mod tests {
     use super::*;
     use crate::theorems::exact_vec::ints;
+    use crate::theorems::faults;
 
     #[test]
     fn the_plane_maps_to_two_points() {
@@ -292,6 +302,12 @@ mod tests {
         let v = ints(&[-1, 1]);
         let y = two_point_image(&v, &Rational::from(-5), &Rational::new()).unwrap();
         assert_eq!(y[0].to_rational(), Some(Rational::from(1)));
+        assert_eq!(y[1].to_rational(), Some(Rational::from(-1)));
+        let y = two_point_image(&v, &Rational::from(5), &Rational::new()).unwrap();
+        assert_eq!(y[1].to_rational(), Some(Rational::from(1)));
+        // ε = 1, α = 2: √2·v/√(2 + 2/4) = v·√(4/5).
+        let y = two_point_image(&v, &Rational::from(2), &Rational::from(1)).unwrap();
+        assert_eq!(y[1], Surd::sqrt(Rational::from((4, 5))).unwrap());
         assert!(two_point_image(&v, &Rational::new(), &Rational::new()).is_none());
         assert!(two_point_image(&v, &Rational::new(), &Rational::from(1))
             .unwrap()
@@ -300,10 +316,28 @@ mod tests {
         let zeros = ints(&[0, 0]);
         for alpha in [-3, 0, 2] {
             for eps in [Rational::new(), Rational::from((1, 3))] {
-                check_plane(&v, &Rational::from(alpha), &Rational::from(7), &eps, &zeros).unwrap();
+                check_plane(
+                    normalize,
+                    &v,
+                    &Rational::from(alpha),
+                    &Rational::from(7),
+                    &eps,
+                    &zeros,
+                )
+                .unwrap();
+                check_plane(
+                    normalize,
+                    &ints(&[1, 4, 0]),
+                    &Rational::from(alpha),
+                    &Rational::from(7),
+                    &eps,
+                    &ints(&[1, 2, 3]),
+                )
+                .unwrap();
             }
         }
         check_plane(
+            normalize,
             &ints(&[4, 4]),
             &Rational::from(1),
             &Rational::new(),
@@ -319,7 +353,9 @@ mod tests {
         assert!(on_positive_ray(&x, &ints(&[3, 5, 9])));
         assert!(!on_positive_ray(&x, &ints(&[-1, -3, -7])));
         assert!(!on_positive_ray(&x, &ints(&[3, 5, 10])));
+        assert!(!on_positive_ray(&x, &ints(&[3, 3, 3])));
         assert!(!on_positive_ray(&ints(&[2, 2]), &ints(&[2, 2])));
+        assert!(on_positive_ray(&ints(&[2, 2, 3]), &ints(&[0, 0, 5])));
         for kind in 0..10 {
             let x2 = converse_partner(
                 &x,
@@ -328,9 +364,31 @@ mod tests {
                 &Rational::from(1),
                 &ints(&[0, 0, 1]),
             );
-            check_converse(&x, &x2).unwrap();
+            check_converse(normalize, &x, &x2).unwrap();
             assert_eq!(on_positive_ray(&x, &x2), kind % 5 == 0, "kind {kind}");
         }
+        assert_eq!(
+            converse_partner(&x, 0, &Rational::from(-2), &Rational::from(1), &[]),
+            ints(&[3, 5, 9])
+        );
+        assert_eq!(
+            converse_partner(&x, 1, &Rational::from(2), &Rational::from(1), &[]),
+            ints(&[-1, -3, -7])
+        );
+        assert_eq!(
+            converse_partner(&x, 4, &Rational::from(2), &Rational::from(1), &[]),
+            ints(&[1, 1, 1])
+        );
+        let nudged = converse_partner(&x, 2 + 5, &Rational::from(1), &Rational::new(), &[]);
+        assert_eq!(
+            nudged[1],
+            Rational::from(2) + Rational::from((1, 1u64 << 40))
+        );
+        assert_eq!(
+            (nudged[0].clone(), nudged[2].clone()),
+            (Rational::from(1), Rational::from(4))
+        );
+        check_converse(normalize, &ints(&[1, 1]), &ints(&[0, 1])).unwrap();
     }
 
     #[test]
@@ -339,10 +397,35 @@ mod tests {
         let eps = Rational::from((1, 100));
         for conv in [EpsConvention::Inside, EpsConvention::Outside] {
             for lambda in [1, 2, -1, -3] {
-                check_scale_law(&x, &Rational::from(lambda), &Rational::from(3), &eps, conv)
-                    .unwrap();
+                check_scale_law(
+                    normalize,
+                    &x,
+                    &Rational::from(lambda),
+                    &Rational::from(3),
+                    &eps,
+                    conv,
+                )
+                .unwrap();
+                check_scale_law(
+                    normalize,
+                    &x,
+                    &Rational::from(lambda),
+                    &Rational::from(3),
+                    &Rational::new(),
+                    conv,
+                )
+                .unwrap();
             }
         }
+        check_scale_law(
+            normalize,
+            &ints(&[2, 2]),
+            &Rational::from(3),
+            &Rational::new(),
+            &Rational::new(),
+            EpsConvention::Inside,
+        )
+        .unwrap();
         // The law's ε′ differs between conventions; using the wrong one is caught.
         let lambda = Rational::from(2);
         let moved = normalize(
@@ -357,7 +440,7 @@ mod tests {
         let wrong = normalize(
             Op::LayerNorm,
             &x,
-            &rescaled_eps(&eps, &lambda, EpsConvention::Inside),
+            &rescaled_eps(&eps, &lambda, EpsConvention::Inside).unwrap(),
             EpsConvention::Outside,
             None,
             None,
@@ -366,11 +449,149 @@ mod tests {
         assert!(expect_equal("wrong ε′", &moved, &wrong).is_err());
         assert_eq!(
             rescaled_eps(&eps, &Rational::from(-2), EpsConvention::Outside),
-            Rational::from((1, 200))
+            Some(Rational::from((1, 200)))
         );
         assert_eq!(
             rescaled_eps(&eps, &Rational::from(-2), EpsConvention::Inside),
-            Rational::from((1, 400))
+            Some(Rational::from((1, 400)))
+        );
+    }
+
+    #[test]
+    fn faulty_references_are_caught() {
+        let x = ints(&[1, 2, 4, -3]);
+        let b = ints(&[1, 0, 2, 0]);
+        let third = Rational::from((1, 3));
+        let zero = Rational::new();
+        let plane = |f: Reference, alpha: i64, eps: &Rational| {
+            check_plane(f, &x, &Rational::from(alpha), &Rational::from(5), eps, &b)
+        };
+        for (name, f) in [
+            ("unbiased", faults::unbiased_variance as Reference),
+            ("flipped", faults::flipped_sign),
+            ("nudged", faults::nudged_last_entry),
+            ("dropped β", faults::dropped_beta),
+            ("no centring", faults::no_centering),
+            ("doubled ε", faults::doubled_eps),
+            ("swapped", faults::swapped_convention),
+        ] {
+            assert!(plane(f, 2, &third).is_err(), "{name}");
+        }
+        assert!(plane(faults::defined_everywhere, 0, &zero).is_err());
+        fn never_defined(
+            _: Op,
+            _: &[Rational],
+            _: &Rational,
+            _: EpsConvention,
+            _: Option<&[Rational]>,
+            _: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            None
+        }
+        assert!(plane(never_defined, 2, &zero).is_err());
+        assert!(plane(normalize, 0, &zero).is_ok());
+        // The converse sees a reference that is not shift-invariant or not scale-invariant.
+        let shifted = affine(&x, &Rational::from(1), &Rational::from(7));
+        assert!(check_converse(faults::no_centering, &x, &shifted).is_err());
+        let scaled = affine(&x, &Rational::from(3), &Rational::new());
+        assert!(check_converse(faults::doubled_eps, &x, &scaled).is_ok()); // ε = 0 in the converse
+        assert!(check_converse(faults::nudged_last_entry, &x, &x).is_ok());
+        assert!(check_converse(
+            faults::flipped_sign,
+            &x,
+            &affine(&x, &Rational::from(-1), &zero)
+        )
+        .is_ok());
+        fn sign_by_first(
+            op: Op,
+            x: &[Rational],
+            e: &Rational,
+            c: EpsConvention,
+            g: Option<&[Rational]>,
+            b: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            let y = normalize(op, x, e, c, g, b)?;
+            Some(if x[0].cmp0() == Ordering::Less {
+                y.iter().map(Surd::neg).collect()
+            } else {
+                y
+            })
+        }
+        assert!(check_converse(
+            sign_by_first,
+            &x,
+            &affine(&x, &Rational::from(1), &Rational::from(-9))
+        )
+        .is_err());
+        assert!(check_converse(never_defined, &x, &x).is_err());
+        // The ε-law sees a reference with the wrong ε handling (a consistently doubled ε is a
+        // valid LayerNorm with another ε, so only the plane check above catches it).
+        for (name, f) in [
+            ("no ε", faults::no_eps as Reference),
+            ("swapped", faults::swapped_convention),
+            ("no centring", faults::no_centering),
+        ] {
+            let caught = [EpsConvention::Inside, EpsConvention::Outside]
+                .iter()
+                .any(|&c| {
+                    check_scale_law(f, &x, &Rational::from(3), &Rational::from(2), &third, c)
+                        .is_err()
+                });
+            assert!(caught, "{name}");
+        }
+        assert!(check_scale_law(
+            faults::flipped_sign,
+            &x,
+            &Rational::from(-3),
+            &zero,
+            &third,
+            EpsConvention::Inside
+        )
+        .is_ok());
+        assert!(check_scale_law(
+            sign_by_first,
+            &x,
+            &Rational::from(-3),
+            &zero,
+            &third,
+            EpsConvention::Inside
+        )
+        .is_err());
+        // Undefined on both sides of the law, but then not scale invariant where it must be.
+        assert!(check_scale_law(
+            never_defined,
+            &x,
+            &Rational::from(2),
+            &zero,
+            &zero,
+            EpsConvention::Inside
+        )
+        .is_err());
+        fn defined_on_scaled(
+            op: Op,
+            x: &[Rational],
+            e: &Rational,
+            c: EpsConvention,
+            g: Option<&[Rational]>,
+            b: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            if x[0] == 1 {
+                None
+            } else {
+                normalize(op, x, e, c, g, b)
+            }
+        }
+        assert!(check_scale_law(
+            defined_on_scaled,
+            &x,
+            &Rational::from(2),
+            &zero,
+            &third,
+            EpsConvention::Inside
+        )
+        .is_err());
+        assert!(
+            check_scale_law(normalize, &x, &zero, &zero, &third, EpsConvention::Inside).is_ok()
         );
     }
 }

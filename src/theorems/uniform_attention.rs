@@ -2,7 +2,7 @@
 //! LayerNorm-projected key equally (zero without β), so softmax attention is exactly uniform;
 //! and only such queries do: any other query tells LN(q) from LN(−q).
 
-use super::exact_vec::{is_constant, normalize, sum, surd_dot_rational, SurdVec};
+use super::exact_vec::{is_constant, normalize, sum, surd_dot_rational, Reference, SurdVec};
 use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use crate::problem::{EpsConvention, Op};
@@ -40,6 +40,7 @@ pub fn uniform(scores: &[Surd]) -> bool {
 
 /// q = c·1 against the defined LN keys of `rows` (+ β): every score is exactly c·Σβ.
 pub fn check_ones_query(
+    reference: Reference,
     c: &Rational,
     rows: &[Vec<Rational>],
     eps: &Rational,
@@ -52,7 +53,7 @@ pub fn check_ones_query(
     let query = vec![c.clone(); d];
     let keys: Vec<SurdVec> = rows
         .iter()
-        .filter_map(|x| normalize(Op::LayerNorm, x, eps, convention, None, Some(beta)))
+        .filter_map(|x| reference(Op::LayerNorm, x, eps, convention, None, Some(beta)))
         .collect();
     let want = Surd::rational(c * sum(beta));
     let s = scores(&query, &keys)?;
@@ -69,7 +70,7 @@ pub fn check_ones_query(
 }
 
 /// A query not parallel to 1 separates LN(q) from LN(−q): scores of opposite strict signs.
-pub fn check_other_query(q: &[Rational]) -> Result<(), String> {
+pub fn check_other_query(reference: Reference, q: &[Rational]) -> Result<(), String> {
     if is_constant(q) {
         return Ok(()); // q ∥ 1: the first claim
     }
@@ -78,7 +79,7 @@ pub fn check_other_query(q: &[Rational]) -> Result<(), String> {
     let keys: Vec<SurdVec> = [q, &neg[..]]
         .iter()
         .map(|x| {
-            normalize(Op::LayerNorm, x, &zero, EpsConvention::Inside, None, None)
+            reference(Op::LayerNorm, x, &zero, EpsConvention::Inside, None, None)
                 .ok_or("LN(±q) undefined")
         })
         .collect::<Result<_, _>>()?;
@@ -94,13 +95,13 @@ pub fn check_other_query(q: &[Rational]) -> Result<(), String> {
 
 /// The projection matters: with RMSNorm keys RMS((1, 0)) = (√2, 0) and RMS((1, −1)) = (1, −1),
 /// the query 1 scores √2 and 0.
-pub fn rms_keys_are_not_uniform() -> Result<(), String> {
+pub fn rms_keys_are_not_uniform(reference: Reference) -> Result<(), String> {
     let q = |n: i64| Rational::from(n);
     let rows = [vec![q(1), q(0)], vec![q(1), q(-1)]];
     let keys: Vec<SurdVec> = rows
         .iter()
         .map(|x| {
-            normalize(Op::RmsNorm, x, &q(0), EpsConvention::Inside, None, None)
+            reference(Op::RmsNorm, x, &q(0), EpsConvention::Inside, None, None)
                 .ok_or("RMS undefined")
         })
         .collect::<Result<_, _>>()?;
@@ -116,7 +117,10 @@ fn check(budget: Budget) -> CheckReport {
         budget,
         ID,
         |tally| {
-            tally.record(|| "RMSNorm witness".into(), rms_keys_are_not_uniform());
+            tally.record(
+                || "RMSNorm witness".into(),
+                rms_keys_are_not_uniform(normalize),
+            );
             let q = |n: i64| Rational::from(n);
             let rows = vec![
                 vec![q(1), q(2), q(3)],
@@ -127,13 +131,13 @@ fn check(budget: Budget) -> CheckReport {
                 for conv in [EpsConvention::Inside, EpsConvention::Outside] {
                     tally.record(
                         || "edge keys".into(),
-                        check_ones_query(&q(3), &rows, &eps, conv, &[q(1), q(0), q(-2)]),
+                        check_ones_query(normalize, &q(3), &rows, &eps, conv, &[q(1), q(0), q(-2)]),
                     );
                 }
             }
             tally.record(
                 || "edge query".into(),
-                check_other_query(&[q(1), q(1), q(2)]),
+                check_other_query(normalize, &[q(1), q(1), q(2)]),
             );
         },
         |inputs| {
@@ -153,8 +157,8 @@ fn check(budget: Budget) -> CheckReport {
                 inputs.row_of_width(d).values
             };
             let name = |e: String| format!("{} keys of {}: {e}", n, rows[0].describe());
-            check_ones_query(&c, &values, &eps, convention, &beta).map_err(name)?;
-            check_other_query(&values[0]).map_err(name)
+            check_ones_query(normalize, &c, &values, &eps, convention, &beta).map_err(name)?;
+            check_other_query(normalize, &values[0]).map_err(name)
         },
     )
 }
@@ -163,11 +167,13 @@ fn check(budget: Budget) -> CheckReport {
 mod tests {
     use super::*;
     use crate::theorems::exact_vec::ints;
+    use crate::theorems::faults;
 
     #[test]
     fn ones_query_is_uniform() {
         let rows = vec![ints(&[1, 2]), ints(&[7, -3]), ints(&[0, 1])];
         check_ones_query(
+            normalize,
             &Rational::from(5),
             &rows,
             &Rational::new(),
@@ -176,6 +182,7 @@ mod tests {
         )
         .unwrap();
         check_ones_query(
+            normalize,
             &Rational::from(5),
             &rows,
             &Rational::from(1),
@@ -184,6 +191,7 @@ mod tests {
         )
         .unwrap();
         check_ones_query(
+            normalize,
             &Rational::from(5),
             &[],
             &Rational::new(),
@@ -191,14 +199,35 @@ mod tests {
             &[],
         )
         .unwrap();
+        // Scores: (5, 5)·(LN + (2, 1)) = 15 for every key.
+        let keys: Vec<SurdVec> = rows
+            .iter()
+            .map(|x| {
+                normalize(
+                    Op::LayerNorm,
+                    x,
+                    &Rational::new(),
+                    EpsConvention::Inside,
+                    None,
+                    Some(&ints(&[2, 1])),
+                )
+                .unwrap()
+            })
+            .collect();
+        let s = scores(&ints(&[5, 5]), &keys).unwrap();
+        assert!(s
+            .iter()
+            .all(|v| v.to_rational() == Some(Rational::from(15))));
+        assert!(uniform(&s));
+        assert!(uniform(&[]));
+        assert!(!uniform(&[Surd::zero(), Surd::rational(Rational::from(1))]));
     }
 
     #[test]
     fn other_queries_are_not() {
-        check_other_query(&ints(&[1, 2, 2])).unwrap();
-        check_other_query(&ints(&[3, 3])).unwrap();
-        rms_keys_are_not_uniform().unwrap();
-        // A query off 1 is not uniform over LN keys.
+        check_other_query(normalize, &ints(&[1, 2, 2])).unwrap();
+        check_other_query(normalize, &ints(&[3, 3])).unwrap();
+        rms_keys_are_not_uniform(normalize).unwrap();
         let keys: Vec<SurdVec> = [ints(&[0, 1]), ints(&[1, 0])]
             .iter()
             .map(|x| {
@@ -215,5 +244,58 @@ mod tests {
             .collect();
         assert!(!uniform(&scores(&ints(&[1, 2]), &keys).unwrap()));
         assert!(uniform(&scores(&ints(&[2, 2]), &keys).unwrap()));
+    }
+
+    #[test]
+    fn faulty_references_are_caught() {
+        let rows = vec![ints(&[1, 2, 7]), ints(&[7, -3, 0]), ints(&[0, 1, 1])];
+        let beta = ints(&[1, 0, 3]);
+        let eps = Rational::from((1, 10));
+        for (name, fault) in [
+            ("no centring", faults::no_centering as Reference),
+            ("dropped β", faults::dropped_beta),
+            ("nudged", faults::nudged_last_entry),
+        ] {
+            let caught = check_ones_query(
+                fault,
+                &Rational::from(2),
+                &rows,
+                &eps,
+                EpsConvention::Inside,
+                &beta,
+            );
+            assert!(caught.is_err(), "{name}");
+        }
+        // Other queries: a reference that loses the sign, or is undefined.
+        fn sign_by_first(
+            op: Op,
+            x: &[Rational],
+            e: &Rational,
+            c: EpsConvention,
+            g: Option<&[Rational]>,
+            b: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            let y = normalize(op, x, e, c, g, b)?;
+            Some(if x[0].cmp0() == Ordering::Less {
+                y.iter().map(Surd::neg).collect()
+            } else {
+                y
+            })
+        }
+        assert!(check_other_query(sign_by_first, &ints(&[1, 2, 2])).is_err());
+        assert!(check_other_query(faults::flipped_sign, &ints(&[1, 2, 2])).is_err());
+        fn never_defined(
+            _: Op,
+            _: &[Rational],
+            _: &Rational,
+            _: EpsConvention,
+            _: Option<&[Rational]>,
+            _: Option<&[Rational]>,
+        ) -> Option<SurdVec> {
+            None
+        }
+        assert!(check_other_query(never_defined, &ints(&[1, 2, 2])).is_err());
+        assert!(rms_keys_are_not_uniform(never_defined).is_err());
+        assert!(rms_keys_are_not_uniform(faults::centred_rms).is_err());
     }
 }
