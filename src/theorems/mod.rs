@@ -221,6 +221,17 @@ mod tests {
         assert!(find("nope").is_none());
     }
 
+    #[test]
+    fn every_entry_verifies_on_a_small_budget() {
+        for seed in [1, 2] {
+            let budget = Budget { cases: 12, seed };
+            for run in run(&catalogue(), budget, |_| {}) {
+                assert!(run.report.verified(), "{}: {}", run.entry.id, run.verdict());
+                assert!(run.report.cases > budget.cases, "{}", run.entry.id);
+            }
+        }
+    }
+
     fn passing(b: Budget) -> CheckReport {
         run_checks(
             b,
