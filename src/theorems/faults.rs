@@ -208,6 +208,110 @@ mod tests {
     use super::*;
     use crate::theorems::exact_vec::{expect_equal, ints};
 
+    /// Each fault's exact output on one row (x = (0, 2), ε = 1/4, γ = (2, 3), β = (5, 7)):
+    /// the definition gives y = (−2·s + 5, 3·s + 7) with s = 1/√(1 + ε) = 2/√5.
+    #[test]
+    fn faults_compute_what_they_say() {
+        let x = ints(&[0, 2]);
+        let g = ints(&[2, 3]);
+        let b = ints(&[5, 7]);
+        let q = |n: i64, d: i64| Rational::from((n, d));
+        let eps = q(1, 4);
+        let run = |f: Reference, op: Op, c: EpsConvention, e: &Rational| {
+            f(op, &x, e, c, Some(&g), Some(&b))
+        };
+        let inv_sqrt = |r: Rational| Surd::sqrt(r).unwrap().recip().unwrap();
+        let affine = |s: &Surd, v: [i64; 2]| -> SurdVec {
+            (0..2)
+                .map(|i| {
+                    s.scale(&Rational::from(v[i] * [2, 3][i]))
+                        .add_rational(&b[i])
+                })
+                .collect()
+        };
+        let layer = EpsConvention::Inside;
+        // unbiased: σ² = 2/1 → s = 1/√(2 + 1/4); RMS: mean square 4/1.
+        assert_eq!(
+            run(unbiased_variance, Op::LayerNorm, layer, &eps).unwrap(),
+            affine(&inv_sqrt(q(9, 4)), [-1, 1])
+        );
+        assert_eq!(
+            run(unbiased_variance, Op::RmsNorm, layer, &eps).unwrap(),
+            affine(&inv_sqrt(q(17, 4)), [0, 2])
+        );
+        assert_eq!(
+            run(no_centering, Op::LayerNorm, layer, &eps).unwrap(),
+            affine(&inv_sqrt(q(9, 4)), [0, 2])
+        );
+        assert_eq!(
+            run(centred_rms, Op::RmsNorm, layer, &eps).unwrap(),
+            affine(&inv_sqrt(q(5, 4)), [-1, 1])
+        );
+        let outside = Surd::rational(q(4, 5));
+        assert_eq!(
+            run(swapped_convention, Op::LayerNorm, layer, &eps).unwrap(),
+            affine(&outside, [-1, 1])
+        );
+        assert_eq!(
+            run(
+                swapped_convention,
+                Op::LayerNorm,
+                EpsConvention::Outside,
+                &eps
+            )
+            .unwrap(),
+            affine(&inv_sqrt(q(5, 4)), [-1, 1])
+        );
+        assert_eq!(
+            run(doubled_eps, Op::LayerNorm, layer, &eps).unwrap(),
+            affine(&inv_sqrt(q(3, 2)), [-1, 1])
+        );
+        assert_eq!(
+            run(no_eps, Op::LayerNorm, layer, &eps).unwrap(),
+            affine(&Surd::rational(q(1, 1)), [-1, 1])
+        );
+        let plain = inv_sqrt(q(5, 4));
+        let no_beta: SurdVec = vec![plain.scale(&q(-2, 1)), plain.scale(&q(3, 1))];
+        assert_eq!(
+            run(dropped_beta, Op::LayerNorm, layer, &eps).unwrap(),
+            no_beta
+        );
+        let no_gamma: SurdVec = vec![plain.neg().add_rational(&b[0]), plain.add_rational(&b[1])];
+        assert_eq!(
+            run(dropped_gamma, Op::LayerNorm, layer, &eps).unwrap(),
+            no_gamma
+        );
+        let flipped: SurdVec = affine(&plain, [-1, 1]).iter().map(Surd::neg).collect();
+        assert_eq!(
+            run(flipped_sign, Op::LayerNorm, layer, &eps).unwrap(),
+            flipped
+        );
+        let mut nudged = affine(&plain, [-1, 1]);
+        nudged[1] = nudged[1].add_rational(&Rational::from((1, rug::Integer::from(1) << 80u32)));
+        assert_eq!(
+            run(nudged_last_entry, Op::LayerNorm, layer, &eps).unwrap(),
+            nudged
+        );
+        let constant = ints(&[3, 3]);
+        let everywhere = defined_everywhere(
+            Op::LayerNorm,
+            &constant,
+            &q(0, 1),
+            layer,
+            Some(&g),
+            Some(&b),
+        )
+        .unwrap();
+        assert_eq!(
+            everywhere,
+            vec![Surd::rational(q(5, 1)), Surd::rational(q(7, 1))]
+        );
+        assert_eq!(
+            run(defined_everywhere, Op::LayerNorm, layer, &eps).unwrap(),
+            affine(&plain, [-1, 1])
+        );
+    }
+
     #[test]
     fn every_fault_differs_from_the_definition_somewhere() {
         let x = ints(&[1, 2, 4, 11]);
@@ -237,7 +341,17 @@ mod tests {
             });
             assert!(differs, "{name} is not a fault");
         }
-        assert_ne!(centre_on_first(&x), centered(&x));
+        assert_eq!(centre_on_first(&x), ints(&[0, 1, 3, 10]));
+        let quarter = |v: i64| Rational::from((v, 5));
+        assert_eq!(
+            centre_off_by_one(&x),
+            vec![quarter(-13), quarter(-8), quarter(2), quarter(37)]
+        );
+        assert_eq!(
+            variance_sign_slip(&x),
+            Rational::from(142) / 4u32 + Rational::from(81) / 4u32
+        );
+        assert_eq!(variance_unbiased(&x), Rational::from(61) / 3u32);
         assert_ne!(centre_off_by_one(&x), centered(&x));
         assert_ne!(variance_sign_slip(&x), variance(&x));
         assert_ne!(variance_unbiased(&x), variance(&x));

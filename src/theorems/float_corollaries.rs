@@ -403,11 +403,32 @@ mod tests {
     }
 
     #[test]
+    fn round_exact_at_the_overflow_threshold() {
+        // f16: max 65504, next binade would start at 65536, threshold 65520 (a tie: to ∞, whose
+        // significand is even). −∞ mirrors it.
+        let dt = Dtype::F16;
+        let at = |v: i64| round_exact(dt, &Surd::rational(Rational::from(v)));
+        assert_eq!(at(65520), dt.inf_bits());
+        assert_eq!(at(65519), 0x7bff);
+        assert_eq!(at(-65520), dt.inf_bits() | 0x8000);
+        assert_eq!(at(-65519), 0xfbff);
+        assert_eq!(point(dt, dt.inf_bits()), Rational::from(65536));
+        assert_eq!(point(dt, dt.inf_bits() | 0x8000), Rational::from(-65536));
+        assert_eq!(point(dt, 0x3c00), Rational::from(1));
+        // Just above the threshold by an irrational amount, and just below.
+        let above = Surd::sqrt(Rational::from(65520i64 * 65520 + 1)).unwrap();
+        let below = Surd::sqrt(Rational::from(65520i64 * 65520 - 1)).unwrap();
+        assert_eq!(round_exact(dt, &above), dt.inf_bits());
+        assert_eq!(round_exact(dt, &below), 0x7bff);
+    }
+
+    #[test]
     fn bounds_and_model() {
         let m = ErrorModel::correctly_rounded(Dtype::F32);
         assert_eq!(m.relative, Rational::from_f64(pow2(-24)).unwrap());
         assert_eq!(m.absolute, Rational::from_f64(pow2(-150)).unwrap());
         let t = m.t();
+        assert_eq!(t, exact_pow2(-24) + exact_pow2(-150));
         assert_eq!(m.mean_bound(), t);
         assert_eq!(
             m.norm_bound(4),
