@@ -14,6 +14,8 @@ use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
 
+pub mod theorems;
+
 /// What a subcommand concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -69,6 +71,8 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Run the battery through a kernel (shared library or builtin) and judge it.
     Fuzz(fuzz::Args),
+    /// The papers' theorems, each checked in exact arithmetic, with their verdicts.
+    Theorems(theorems::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
@@ -81,5 +85,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Zoo(a) => zoo::run(a),
         Command::Cases(a) => cases::run(a),
         Command::BenchOracle(a) => bench_oracle::run(a),
+        Command::Theorems(args) => theorems::run(args),
     }
 }
