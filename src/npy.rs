@@ -97,7 +97,7 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray> {
     }
     let major = bytes[6];
     let (header_len, start) = match major {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
         2 | 3 => {
             if bytes.len() < 12 {
                 return Err(Error::input("truncated .npy header"));
