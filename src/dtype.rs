@@ -315,6 +315,7 @@ pub fn exponent_of(x: f64) -> i32 {
 mod tests {
     use super::*;
     use rug::float::Round;
+    use rug::ops::AssignRound;
     use rug::Float;
 
     /// The independent route: MPFR at the format's precision with subnormalize.
@@ -325,7 +326,7 @@ mod tests {
         // subnormal quantum (exact ties to even), above it overflow.
         let q = Rational::from_f64(dt.min_positive_subnormal()).unwrap();
         let scaled = Rational::from(x / &q);
-        let (fl, _) = scaled.clone().fract_floor(rug::Integer::new());
+        let (_, fl) = scaled.clone().fract_floor(rug::Integer::new());
         let _ = dir;
         let r: f64 = if f.to_f64().abs() < pow2(dt.emin()) {
             let frac = Rational::from(&scaled - &fl);
