@@ -315,28 +315,26 @@ pub fn exponent_of(x: f64) -> i32 {
 mod tests {
     use super::*;
     use rug::float::Round;
-    use rug::ops::AssignRound;
     use rug::Float;
 
-    /// The independent route: MPFR at the format's precision with subnormalize.
+    /// The independent route: MPFR at the format's precision for normal results; below the
+    /// normal range, exact rational rounding to the fixed subnormal quantum (ties to even).
     fn mpfr_round(dt: Dtype, x: &Rational) -> f64 {
-        let mut f = Float::with_val(dt.precision() as u32, 0);
-        let dir = f.assign_round(x, Round::Nearest);
-        // Emulate the format's exponent range: below the normal range, round to the fixed
-        // subnormal quantum (exact ties to even), above it overflow.
-        let q = Rational::from_f64(dt.min_positive_subnormal()).unwrap();
-        let scaled = Rational::from(x / &q);
-        let (_, fl) = scaled.clone().fract_floor(rug::Integer::new());
-        let _ = dir;
+        let f = Float::with_val_round(dt.precision() as u32, x, Round::Nearest).0;
         let r: f64 = if f.to_f64().abs() < pow2(dt.emin()) {
-            let frac = Rational::from(&scaled - &fl);
+            let q = Rational::from_f64(dt.min_positive_subnormal()).unwrap();
+            let scaled = Rational::from(x / &q);
+            let floor = Rational::from(scaled.floor_ref());
+            let frac = Rational::from(&scaled - &floor);
             let half = Rational::from((1, 2));
-            let n = if frac > half || (frac == half && fl.is_odd()) {
-                fl + 1u32
+            let floor_int = floor.numer().clone();
+            let n = if frac > half || (frac == half && floor_int.is_odd()) {
+                floor_int + 1u32
             } else {
-                fl
+                floor_int
             };
-            n.to_f64() * dt.min_positive_subnormal()
+            // Rounding to zero keeps the sign of x, as IEEE rounding does.
+            (n.to_f64() * dt.min_positive_subnormal()).copysign(x.to_f64())
         } else {
             f.to_f64()
         };
@@ -363,7 +361,9 @@ mod tests {
             ];
             let mut s = 0x1234_5678_9abc_def0u64;
             for _ in 0..20000 {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let e = (s >> 40) as i32 % (dt.emax() - dt.emin() + 2 * dt.precision() + 4)
                     + dt.emin()
                     - dt.precision()
@@ -386,11 +386,20 @@ mod tests {
         let dt = Dtype::F32;
         let mid = 1.0 + pow2(-24); // midpoint of 1 and 1 + 2^-23
         assert_eq!(dt.to_f64(dt.round_double_double(mid, 0.0)), 1.0);
-        assert_eq!(dt.to_f64(dt.round_double_double(mid, 1e-30)), 1.0 + pow2(-23));
+        assert_eq!(
+            dt.to_f64(dt.round_double_double(mid, 1e-30)),
+            1.0 + pow2(-23)
+        );
         assert_eq!(dt.to_f64(dt.round_double_double(mid, -1e-30)), 1.0);
         let mid_odd = 1.0 + 3.0 * pow2(-24); // ties to even go up here
-        assert_eq!(dt.to_f64(dt.round_double_double(mid_odd, 0.0)), 1.0 + 4.0 * pow2(-24));
-        assert_eq!(dt.to_f64(dt.round_double_double(mid_odd, -1e-30)), 1.0 + 2.0 * pow2(-23) - pow2(-23));
+        assert_eq!(
+            dt.to_f64(dt.round_double_double(mid_odd, 0.0)),
+            1.0 + 4.0 * pow2(-24)
+        );
+        assert_eq!(
+            dt.to_f64(dt.round_double_double(mid_odd, -1e-30)),
+            1.0 + 2.0 * pow2(-23) - pow2(-23)
+        );
         let thr = dt.midpoint(dt.round_f64(dt.max_finite()), dt.inf_bits());
         assert!(dt.is_infinite(dt.round_double_double(thr, 0.0)));
         assert!(dt.is_finite(dt.round_double_double(thr, -1e-300)));

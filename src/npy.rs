@@ -70,8 +70,14 @@ impl NpyArray {
     /// bf16, whose values are exact in f64 too.
     pub fn to_f64(&self) -> Vec<f64> {
         match &self.data {
-            NpyData::F16(v) => v.iter().map(|&b| half::f16::from_bits(b).to_f64()).collect(),
-            NpyData::U16(v) => v.iter().map(|&b| half::bf16::from_bits(b).to_f64()).collect(),
+            NpyData::F16(v) => v
+                .iter()
+                .map(|&b| half::f16::from_bits(b).to_f64())
+                .collect(),
+            NpyData::U16(v) => v
+                .iter()
+                .map(|&b| half::bf16::from_bits(b).to_f64())
+                .collect(),
             NpyData::F32(v) => v.iter().map(|&x| x as f64).collect(),
             NpyData::F64(v) => v.clone(),
         }

@@ -99,7 +99,10 @@ impl Eps {
     /// The f32 with these bits, e.g. `0x3727c5ac` (≈1e-5).
     pub fn from_bits_text(text: &str) -> Result<Self> {
         let t = text.trim();
-        let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+        let digits = t
+            .strip_prefix("0x")
+            .or_else(|| t.strip_prefix("0X"))
+            .unwrap_or(t);
         let bits = u32::from_str_radix(digits, 16)
             .map_err(|_| Error::usage(format!("cannot read eps bits '{text}' as hex")))?;
         Self::from_f32(f32::from_bits(bits))
@@ -202,7 +205,10 @@ mod tests {
 
     #[test]
     fn eps_parsing() {
-        assert_eq!(Eps::from_decimal("1e-5").unwrap().value().to_bits(), 0x3727c5ac);
+        assert_eq!(
+            Eps::from_decimal("1e-5").unwrap().value().to_bits(),
+            0x3727c5ac
+        );
         assert_eq!(Eps::from_bits_text("0x3727c5ac").unwrap().value(), 1e-5f32);
         assert!(Eps::from_decimal("-1e-5").is_err());
         assert!(Eps::from_decimal("nan").is_err());

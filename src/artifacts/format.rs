@@ -80,7 +80,11 @@ impl Table {
         let _ = writeln!(
             out,
             "| {} |",
-            self.columns.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+            self.columns
+                .iter()
+                .map(|c| esc(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
         );
         let _ = writeln!(out, "|{}", "---|".repeat(self.columns.len()));
         for r in &self.rows {
@@ -108,10 +112,18 @@ impl Table {
         let _ = writeln!(
             out,
             "{}",
-            self.columns.iter().map(|c| cell(c)).collect::<Vec<_>>().join(",")
+            self.columns
+                .iter()
+                .map(|c| cell(c))
+                .collect::<Vec<_>>()
+                .join(",")
         );
         for r in &self.rows {
-            let _ = writeln!(out, "{}", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(","));
+            let _ = writeln!(
+                out,
+                "{}",
+                r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(",")
+            );
         }
         out
     }
@@ -137,12 +149,20 @@ impl Table {
         for c in &self.comments {
             let _ = writeln!(out, "% {c}");
         }
-        let _ = writeln!(out, "\\begin{{tabular}}{{{}}}", "l".repeat(self.columns.len()));
+        let _ = writeln!(
+            out,
+            "\\begin{{tabular}}{{{}}}",
+            "l".repeat(self.columns.len())
+        );
         let _ = writeln!(out, "\\hline");
         let _ = writeln!(
             out,
             "{} \\\\",
-            self.columns.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" & ")
+            self.columns
+                .iter()
+                .map(|c| esc(c))
+                .collect::<Vec<_>>()
+                .join(" & ")
         );
         let _ = writeln!(out, "\\hline");
         for r in &self.rows {

@@ -42,10 +42,8 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
-}
+pub enum Command {}
 
 pub fn run(cli: Cli) -> Result<Outcome> {
-    match cli.command {
-    }
+    match cli.command {}
 }

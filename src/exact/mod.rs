@@ -1,1 +1,9 @@
-//! exact
+//! Exact arithmetic: exact sums, exact row statistics, and the correctly rounded reference.
+
+pub mod dd;
+pub mod reference;
+pub mod stats;
+pub mod superacc;
+
+pub use reference::{reference, Element, ElementInput, ReferenceOutput};
+pub use stats::{RowKind, RowStats};
