@@ -4,6 +4,10 @@
 use crate::dtype::Dtype;
 use crate::problem::{Op, Problem};
 
+#[cfg(feature = "candle")]
+pub mod candle;
+pub mod native;
+
 /// A normalization kernel the judge can run.
 pub trait Kernel: Sync {
     /// A short name for reports (`native`, `reference-f64`, `lib:libfoo.so`, ...).

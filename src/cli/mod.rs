@@ -1,6 +1,8 @@
 //! One file per subcommand, each a thin function over the library.
 
 use clap::{Parser, Subcommand};
+
+pub mod bench;
 use normoracle::Result;
 use std::process::ExitCode;
 
@@ -42,8 +44,13 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Throughput of the native kernels vs a memcpy of the same bytes (and candle-nn).
+    Bench(bench::Args),
+}
 
 pub fn run(cli: Cli) -> Result<Outcome> {
-    match cli.command {}
+    match cli.command {
+        Command::Bench(args) => bench::run(args),
+    }
 }
