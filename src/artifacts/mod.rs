@@ -1,3 +1,4 @@
-//! Reproducible results and the formats they are written in.
+//! Reproducible results, the formats they are written in, and progress display.
 
 pub mod format;
+pub mod progress;

@@ -1,8 +1,15 @@
 //! One file per subcommand, each a thin function over the library.
 
-use clap::{Parser, Subcommand};
-
+pub mod audit;
 pub mod bench;
+pub mod bench_oracle;
+pub mod cases;
+pub mod check;
+pub mod common;
+pub mod fuzz;
+pub mod reference;
+
+use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
 
@@ -45,12 +52,30 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Check everything built in (reference, kernels, theorems) and print a verdict table.
+    Audit(audit::Args),
+    /// Write the correctly rounded outputs of x (golden outputs for any test suite).
+    Reference(reference::Args),
+    /// Judge outputs produced by any framework against the exact reference.
+    Check(check::Args),
+    /// Time a verdict against numpy's float64 LayerNorm of the same data.
+    BenchOracle(bench_oracle::Args),
+    /// Write the battery to a directory (.npy files and a manifest) for other frameworks.
+    Cases(cases::Args),
+    /// Run the battery through a kernel (shared library or builtin) and judge it.
+    Fuzz(fuzz::Args),
     /// Throughput of the native kernels vs a memcpy of the same bytes (and candle-nn).
     Bench(bench::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
-        Command::Bench(args) => bench::run(args),
+        Command::Audit(a) => audit::run(a),
+        Command::Reference(a) => reference::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Fuzz(a) => fuzz::run(a),
+        Command::Cases(a) => cases::run(a),
+        Command::BenchOracle(a) => bench_oracle::run(a),
+        Command::Bench(a) => bench::run(a),
     }
 }
