@@ -149,3 +149,48 @@ fn lopsided_rows_keep_their_accuracy() {
         );
     }
 }
+
+/// Rows whose exact outputs lie a hair's breadth from a rounding midpoint: z = ±(1 − δ)
+/// with δ far below 2^-53 and β chosen so that γ·1 + β is a midpoint. An f64 computation
+/// lands exactly on the midpoint and would round to even; the kernels must notice and
+/// decide these exactly.
+#[test]
+fn near_ties_are_settled_exactly() {
+    for dt in [Dtype::F32, Dtype::F16, Dtype::BF16] {
+        let p = dt.precision();
+        let k = match dt {
+            Dtype::F16 => 14,
+            _ => 20,
+        };
+        let big = dt.round_f64(2f64.powi(k));
+        let zero = dt.round_f64(0.0);
+        // 1 + 3·2^-p is the midpoint of 1 + 2^(1−p) and 1 + 2^(2−p); −1 + β is not a tie.
+        let beta = dt.round_f64(3.0 * 2f64.powi(-p));
+        for (op, x, d) in [
+            (Op::LayerNorm, vec![zero, big, big, zero], 2),
+            (Op::RmsNorm, vec![big, big], 1),
+        ] {
+            let problem = Problem {
+                op,
+                dtype: dt,
+                eps: Eps::from_f32(1e-12).unwrap(),
+                convention: EpsConvention::Inside,
+                rows: x.len() / d,
+                d,
+                x,
+                gamma: None,
+                beta: Some(vec![beta; d]),
+            };
+            let got = Native::default().run(&problem).unwrap();
+            let want = normoracle::exact::reference(&problem).unwrap().y;
+            assert_eq!(got, want, "{op} {dt}");
+            // The tie is real: the exact value rounds down, an f64 evaluation would not.
+            let above = dt.round_f64(1.0 + 4.0 * 2f64.powi(-p));
+            assert!(
+                got.contains(&dt.round_f64(1.0 + 2.0 * 2f64.powi(-p))),
+                "{op} {dt}"
+            );
+            assert!(!got.contains(&above), "{op} {dt}");
+        }
+    }
+}

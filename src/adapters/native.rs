@@ -23,12 +23,27 @@ impl Native {
             },
         }
     }
+
+    /// `native-<isa>` (`native-scalar`, `native-avx2`, `native-avx512`, `native-neon`): the
+    /// kernels on that instruction set, if this CPU has it.
+    pub fn named(name: &str) -> crate::Result<Native> {
+        let isa: Isa = name
+            .strip_prefix("native-")
+            .ok_or_else(|| crate::Error::usage(format!("'{name}' is not native-<isa>")))?
+            .parse()?;
+        if !isa.is_available() {
+            return Err(crate::Error::usage(format!(
+                "instruction set {isa} is not available on this CPU"
+            )));
+        }
+        Ok(Native::on(isa))
+    }
 }
 
 impl Kernel for Native {
     fn name(&self) -> String {
         match self.options.isa {
-            Some(isa) => format!("native[{isa}]"),
+            Some(isa) => format!("native-{isa}"),
             None => "native".to_string(),
         }
     }
