@@ -85,12 +85,7 @@ fn kernel_check(name: &str, op: Op, dtype: Dtype, cfg: &AuditConfig) -> Result<O
     battery.random_cases = cfg.kernel_cases;
     let report = judge::run_battery(kernel.as_ref(), &battery, None, false)?;
     let t = &report.tally;
-    let worst = report
-        .per_family
-        .iter()
-        .max_by_key(|(_, f)| (f.failed, f.max_ulp))
-        .map(|(name, _)| name.clone())
-        .unwrap_or_default();
+    let worst = crate::zoo::worst_family(&report);
     Ok(Some(AuditRow {
         section: "kernel".into(),
         subject: format!("{name} {op} {dtype}"),

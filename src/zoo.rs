@@ -50,7 +50,8 @@ pub struct ZooRow {
     pub reproducer: String,
 }
 
-fn worst_family(report: &Report) -> String {
+/// The family with the most failures (then the largest ULP error); "-" for a flawless run.
+pub fn worst_family(report: &Report) -> String {
     if report.passed() && report.tally.max_ulp == 0 {
         return "-".into();
     }

@@ -1,6 +1,7 @@
 //! One file per subcommand, each a thin function over the library.
 
 pub mod audit;
+pub mod bench;
 pub mod bench_oracle;
 pub mod cases;
 pub mod check;
@@ -73,6 +74,8 @@ pub enum Command {
     Fuzz(fuzz::Args),
     /// The papers' theorems, each checked in exact arithmetic, with their verdicts.
     Theorems(theorems::Args),
+    /// Throughput of the native kernels vs a memcpy of the same bytes (and candle-nn).
+    Bench(bench::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
@@ -86,5 +89,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Cases(a) => cases::run(a),
         Command::BenchOracle(a) => bench_oracle::run(a),
         Command::Theorems(args) => theorems::run(args),
+        Command::Bench(a) => bench::run(a),
     }
 }

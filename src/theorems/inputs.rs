@@ -210,7 +210,7 @@ pub fn eps_from_word(w: u64) -> Rational {
 
 /// A row width from one word: 1..=64 seven times in eight, else 65..=max_d (when max_d > 64).
 pub fn width_from_word(w: u64, max_d: usize) -> usize {
-    if w % 8 != 0 || max_d <= 64 {
+    if !w.is_multiple_of(8) || max_d <= 64 {
         1 + (w >> 8) as usize % max_d.clamp(1, 64)
     } else {
         65 + (w >> 8) as usize % (max_d - 64)
