@@ -102,10 +102,16 @@ fn point(dt: Dtype, bits: u64) -> Rational {
     })
 }
 
-/// Round to nearest, ties to even, of an exact value to `dt` (bits): a float candidate, then
-/// corrected by exact comparisons with the midpoints to its neighbours.
+/// Round to nearest, ties to even, of an exact value to `dt` (bits): a float candidate (a
+/// 256-bit approximation rounded twice, so possibly one ulp off), then [`round_from`].
 pub fn round_exact(dt: Dtype, z: &Surd) -> u64 {
-    let mut c = dt.round_f64(z.to_float(256).to_f64());
+    round_from(dt, z, dt.round_f64(z.to_float(256).to_f64()))
+}
+
+/// The correctly rounded bits of z, reached from any starting candidate by exact comparisons
+/// with the midpoints to its neighbours: one ulp per step, so start close.
+pub fn round_from(dt: Dtype, z: &Surd, start: u64) -> u64 {
+    let mut c = start;
     let is_even = |b: u64| b & 1 == 0;
     loop {
         if c != dt.inf_bits() {
@@ -400,6 +406,51 @@ mod tests {
             round_exact(Dtype::F16, &huge.neg()),
             Dtype::F16.inf_bits() | 0x8000
         );
+    }
+
+    #[test]
+    fn the_exact_correction_reaches_the_rounding_from_any_nearby_start() {
+        let dt = Dtype::F32;
+        let one = 0x3f80_0000u64;
+        let q = |v: f64| Rational::from_f64(v).unwrap();
+        // Double rounding: 1 + 2^-24 + 2^-80 rounds to 1 + 2^-24 in f64, a tie that f32 breaks
+        // to 1; the exact value is above the midpoint, so 1 + 2^-23.
+        let z = Surd::rational(q(1.0 + pow2(-24)) + (Rational::from(1) >> 80u32));
+        assert_eq!(dt.round_f64(z.approx()), one);
+        assert_eq!(round_exact(dt, &z), one + 1);
+        // Exact ties go to the even neighbour, from below and from above.
+        let tie_odd_even = Surd::rational(q(1.0 + 3.0 * pow2(-24))); // between one+1 (odd) and one+2
+        let tie_even_odd = Surd::rational(q(1.0 + pow2(-24))); // between one (even) and one+1
+        for start in [one - 3, one - 1, one, one + 1, one + 2, one + 5] {
+            assert_eq!(
+                round_from(dt, &tie_odd_even, start),
+                one + 2,
+                "start {start:#x}"
+            );
+            assert_eq!(
+                round_from(dt, &tie_even_odd, start),
+                one,
+                "start {start:#x}"
+            );
+            assert_eq!(
+                round_from(dt, &tie_odd_even.neg(), start | 1 << 31),
+                (one + 2) | 1 << 31
+            );
+            assert_eq!(
+                round_from(dt, &tie_even_odd.neg(), start | 1 << 31),
+                one | 1 << 31
+            );
+            // √2/2 = 0x3f3504f3 in f32 (irrational: never a tie), from nearby starts.
+            let half_r2 = Surd::sqrt(Rational::from((1, 2))).unwrap();
+            let near = 0x3f35_04f3 + start - one;
+            assert_eq!(round_from(dt, &half_r2, near), 0x3f35_04f3);
+        }
+        // Across zero: signed zeros and the smallest subnormals.
+        let tiny = Surd::rational(q(pow2(-149)));
+        assert_eq!(round_from(dt, &tiny, 0x8000_0003), 1);
+        assert_eq!(round_from(dt, &tiny.neg(), 3), 0x8000_0001);
+        assert_eq!(round_from(dt, &Surd::zero(), 0x8000_0002), 0);
+        assert_eq!(round_from(dt, &tiny.scale(&q(0.25)).neg(), 2), 0x8000_0000);
     }
 
     #[test]
