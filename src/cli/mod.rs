@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
 
+mod ellipsoid;
+
 /// What a subcommand concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -42,8 +44,13 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// The LayerNorm output hyperellipsoid (Riechers 2024): normal, axes, certified lengths.
+    Ellipsoid(ellipsoid::Args),
+}
 
 pub fn run(cli: Cli) -> Result<Outcome> {
-    match cli.command {}
+    match cli.command {
+        Command::Ellipsoid(args) => ellipsoid::run(args),
+    }
 }
