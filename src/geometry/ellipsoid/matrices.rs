@@ -247,7 +247,7 @@ mod tests {
         let dpv: Vec<Rational> = pv
             .iter()
             .zip(g)
-            .map(|(x, &gi)| Rational::from(x * r(gi * gi)))
+            .map(|(x, &gi)| x.clone() * r(gi * gi))
             .collect();
         let m2 = mean(&dpv);
         let kv = dpv.iter().map(|x| Rational::from(x - &m2)).collect();

@@ -70,8 +70,8 @@ pub fn residual_bounds(
                 ws.dot.add_mul(ai, qi, &mut ws.scratch);
             }
             let c = ws.dot.div(a_norm2);
-            for i in 0..n {
-                ws.p[i].assign_sub_mul(&a[i], &c, &ws.q[i]);
+            for ((p, ai), qi) in ws.p.iter_mut().zip(a).zip(&ws.q) {
+                p.assign_sub_mul(ai, &c, qi);
             }
         }
         IntervalOperator::DiagonalPlusRankOne {

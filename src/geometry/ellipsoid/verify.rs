@@ -388,8 +388,7 @@ mod tests {
         assert!(bound >= exact);
         // Rounded up to 128 bits once: within 2^-127 relative.
         assert!(
-            Rational::from(&bound - &exact)
-                < Rational::from(&exact * Rational::from_f64(1e-38).unwrap())
+            Rational::from(&bound - &exact) < exact.clone() * Rational::from_f64(1e-38).unwrap()
         );
         assert_eq!(sum_of_squares_upper(std::iter::empty()), 0.0);
     }
