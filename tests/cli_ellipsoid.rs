@@ -201,6 +201,10 @@ fn bad_input_exits_2_with_one_line() {
         "unknown format",
     );
     one_line_error(&run(&["ellipsoid"]), "--gain");
+    one_line_error(
+        &run(&["ellipsoid", "--gain", g.to_str().unwrap(), "--solver", "qr"]),
+        "unknown solver",
+    );
     let empty = write(dir.path(), "empty.npy", vec![0], vec![]);
     one_line_error(
         &run(&["ellipsoid", "--gain", empty.to_str().unwrap()]),
@@ -270,5 +274,5 @@ fn example_concentration_and_bench_run() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("ours (faer self-adjoint EVD) median s"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("secular (structured, O(N^2)) median s"));
 }

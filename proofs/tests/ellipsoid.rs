@@ -5,7 +5,7 @@
 //! cases.
 
 use normoracle::geometry::ellipsoid::concentration::Normal;
-use normoracle::geometry::ellipsoid::{analyze, exact, EllipsoidInput, Options};
+use normoracle::geometry::ellipsoid::{analyze, exact, EllipsoidInput, Options, Solver};
 use normoracle::theorems::ellipsoid::{
     check, check_axes, check_drazin_overshoot, check_output, Instance,
 };
@@ -127,23 +127,29 @@ proptest! {
         prop_assert_eq!(check_output(&inst, &exact::tight_form(&gain), &rationals(&a[..n]), &[]), Ok(()));
     }
 
-    /// The f64 pipeline is certified, and its certified semi-axis enclosures contain the exact
-    /// lengths: every [lo², hi²]/N holds as many roots of det(xI − ΠG²Π) as the axes it encloses.
+    /// The f64 pipeline is certified with either solver, and its certified semi-axis
+    /// enclosures contain the exact lengths: every [lo², hi²]/N holds at least one root of
+    /// det(xI − ΠG²Π), and no more than the axes whose enclosures overlap it.
     #[test]
     fn certified_enclosures_contain_the_exact_spectrum(g in float_gains()) {
         prop_assume!(g.iter().any(|&x| x != 0.0));
-        let input = EllipsoidInput::new(g.clone(), None, 1e-5).unwrap();
-        let e = analyze(&input, Options::default()).unwrap();
-        prop_assert!(e.verified());
         let p = exact::char_poly(&exact::gram(&rationals(&g)));
         let n = Rational::from(g.len() as u64);
-        for (i, axis) in e.axes.iter().enumerate() {
-            let lo = Rational::from_f64(axis.semi_axis_lo).unwrap().square() / &n;
-            let hi = Rational::from_f64(axis.semi_axis_hi).unwrap().square() / &n;
-            // Axes whose enclosures overlap share their roots: count against the whole run.
-            let same = e.axes.iter().filter(|b| b.semi_axis_lo <= axis.semi_axis_hi && axis.semi_axis_lo <= b.semi_axis_hi).count();
-            prop_assert!(exact::roots_in_closed(&p, &lo, &hi) >= 1, "axis {} [{}, {}]", i, lo, hi);
-            prop_assert!(exact::roots_in_closed(&p, &lo, &hi) <= same);
+        for solver in [Solver::Dense, Solver::Secular] {
+            let input = EllipsoidInput::new(g.clone(), None, 1e-5).unwrap();
+            let e = analyze(&input, Options { solver, ..Options::default() }).unwrap();
+            prop_assert!(e.verified(), "{:?}", solver);
+            for (i, axis) in e.axes.iter().enumerate() {
+                let lo = Rational::from_f64(axis.semi_axis_lo).unwrap().square() / &n;
+                let hi = Rational::from_f64(axis.semi_axis_hi).unwrap().square() / &n;
+                let overlapping = e
+                    .axes
+                    .iter()
+                    .filter(|b| b.semi_axis_lo <= axis.semi_axis_hi && axis.semi_axis_lo <= b.semi_axis_hi)
+                    .count();
+                let roots = exact::roots_in_closed(&p, &lo, &hi);
+                prop_assert!(roots >= 1 && roots <= overlapping, "{:?} axis {} [{}, {}]: {} roots", solver, i, lo, hi, roots);
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use normoracle::artifacts::format::{Format, Table};
 use normoracle::geometry::ellipsoid::{
     self, bench, concentration, decompose::Threads, example, to_json, Ellipsoid, EllipsoidInput,
-    Options,
+    Options, Solver,
 };
 use normoracle::{npy, Error, Result};
 use std::path::{Path, PathBuf};
@@ -57,6 +57,10 @@ pub struct AxesArgs {
     /// same bits on every run.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Eigensolver: dense (nalgebra/faer on both matrices) or secular (O(N^2), structured,
+    /// portable). Either way every eigenpair is then certified.
+    #[arg(long, default_value = "dense")]
+    pub solver: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -110,6 +114,9 @@ pub struct BenchArgs {
     /// Also time the whole certified pipeline (both routes, MPFR residual bounds).
     #[arg(long)]
     pub verify: bool,
+    /// Solver of the certified pipeline: dense or secular.
+    #[arg(long, default_value = "secular")]
+    pub solver: String,
     /// Table format: md, csv, latex, json.
     #[arg(long, default_value = "md")]
     pub format: String,
@@ -160,6 +167,7 @@ fn progress(len: u64, label: &str) -> ProgressBar {
 
 fn axes(a: AxesArgs) -> Result<Outcome> {
     let format: Format = a.format.parse()?;
+    let solver: Solver = a.solver.parse()?;
     let gain_path = a
         .gain
         .ok_or_else(|| Error::usage("ellipsoid: --gain G.npy is required"))?;
@@ -181,6 +189,7 @@ fn axes(a: AxesArgs) -> Result<Outcome> {
         &input,
         Options {
             threads: threads(a.threads),
+            solver,
             tick: &tick,
         },
     )?;
@@ -407,7 +416,11 @@ fn bench_cmd(a: BenchArgs) -> Result<Outcome> {
         seed: a.seed,
         threads: threads(a.threads),
         numpy: !a.no_numpy,
-        verify: a.verify,
+        verify: if a.verify {
+            Some(a.solver.parse::<Solver>()?)
+        } else {
+            None
+        },
     };
     let pb = if a.verify {
         progress(2 * a.n as u64, "verifying eigenpairs")

@@ -1,10 +1,11 @@
-//! The N = 4096 benchmark (the hidden size of a 7B model): our decomposition of the
-//! ellipsoid's matrix `Q` against `numpy.linalg.eigh` on the very same matrix, both timed in
-//! the same run (median of a few repeats), plus optionally the whole certified pipeline.
+//! The N = 4096 benchmark (the hidden size of a 7B model): the decomposition of the
+//! ellipsoid's matrix `Q` by the dense solver and by the secular solver, against
+//! `numpy.linalg.eigh` on the very same matrix, all timed in the same run (median of a few
+//! repeats); optionally the whole certified pipeline.
 
 use super::concentration::Normal;
 use super::decompose::{symmetric_eigen, Threads};
-use super::{analyze, matrices, EllipsoidInput, Options};
+use super::{analyze, matrices, secular, EllipsoidInput, Options, Solver};
 use crate::artifacts::format::Table;
 use crate::error::{Error, Result};
 use crate::npy::{self, NpyArray, NpyData};
@@ -21,8 +22,8 @@ pub struct BenchParams {
     /// Time numpy too (skipped with a note when python3/numpy is unavailable).
     pub numpy: bool,
     /// Also run and time the full certified pipeline ([`analyze`]: both routes, MPFR
-    /// residuals, orthonormality bound).
-    pub verify: bool,
+    /// residuals, orthonormality bound) with this solver.
+    pub verify: Option<Solver>,
 }
 
 impl Default for BenchParams {
@@ -33,7 +34,7 @@ impl Default for BenchParams {
             seed: 0x5eed,
             threads: Threads::Pool(0),
             numpy: true,
-            verify: false,
+            verify: None,
         }
     }
 }
@@ -41,24 +42,39 @@ impl Default for BenchParams {
 /// The full certified run's numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PipelineTiming {
+    pub solver: Solver,
     pub seconds: f64,
     pub verified: bool,
     pub lambda_max_pair_radius: f64,
     pub zeta_max_pair_radius: f64,
     pub lambda_orthonormality_defect: f64,
+    pub zeta_orthonormality_defect: f64,
     pub max_relative_semi_axis_radius: f64,
+}
+
+/// One timed solver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    pub seconds: Vec<f64>,
+    /// `max |λ − λ_numpy| / max |λ|` over the sorted spectra, when numpy ran.
+    pub agreement_with_numpy: Option<f64>,
+}
+
+impl Timing {
+    pub fn median(&self) -> f64 {
+        median(&self.seconds)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchReport {
     pub params: BenchParams,
     pub threads_used: usize,
-    pub ours_seconds: Vec<f64>,
+    pub dense: Timing,
+    pub secular: Timing,
     pub numpy_seconds: Option<Vec<f64>>,
     /// Why numpy was not timed, if it was not.
     pub numpy_note: Option<String>,
-    /// `max |λ_ours − λ_numpy| / max |λ|` (a sanity check that both solved the same matrix).
-    pub eigenvalue_agreement: Option<f64>,
     pub pipeline: Option<PipelineTiming>,
 }
 
@@ -74,17 +90,18 @@ pub fn median(v: &[f64]) -> f64 {
 }
 
 impl BenchReport {
-    pub fn ours_median(&self) -> f64 {
-        median(&self.ours_seconds)
-    }
-
     pub fn numpy_median(&self) -> Option<f64> {
         self.numpy_seconds.as_deref().map(median)
     }
 
-    /// numpy's median time over ours (> 1: ours is faster).
-    pub fn ratio(&self) -> Option<f64> {
-        self.numpy_median().map(|t| t / self.ours_median())
+    /// numpy's median time over the dense solver's (> 1: ours is faster).
+    pub fn dense_ratio(&self) -> Option<f64> {
+        self.numpy_median().map(|t| t / self.dense.median())
+    }
+
+    /// numpy's median time over the secular solver's.
+    pub fn secular_ratio(&self) -> Option<f64> {
+        self.numpy_median().map(|t| t / self.secular.median())
     }
 }
 
@@ -92,6 +109,20 @@ impl BenchReport {
 pub fn bench_gains(n: usize, seed: u64) -> Vec<f64> {
     let mut normal = Normal::new(seed);
     (0..n).map(|_| libm::exp(0.3 * normal.sample())).collect()
+}
+
+fn agreement(ours: &[f64], numpy: &[f64]) -> f64 {
+    let mut sorted = numpy.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let scale = sorted
+        .iter()
+        .chain(ours)
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    sorted
+        .iter()
+        .zip(ours)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
+        / scale
 }
 
 /// Runs the benchmark; `log` receives one line per phase.
@@ -108,72 +139,85 @@ pub fn run(
         Threads::Pool(0) => rayon::current_num_threads(),
         Threads::Pool(t) => t,
     };
-    let g = bench_gains(params.n, params.seed);
-    let q = matrices::tight_form_dense(&g);
     let n = params.n;
-    let mut ours_seconds = Vec::new();
-    let mut ours_values = Vec::new();
-    for r in 0..params.repeats {
-        log(&format!(
-            "ours: decomposing the {n}×{n} matrix (run {}/{})",
-            r + 1,
-            params.repeats
-        ));
-        let t = Instant::now();
-        let e = symmetric_eigen(n, &q, params.threads)?;
-        ours_seconds.push(t.elapsed().as_secs_f64());
-        ours_values = e.values;
-    }
-    let (numpy_seconds, numpy_note, eigenvalue_agreement) = if params.numpy {
+    let g = bench_gains(n, params.seed);
+    let q = matrices::tight_form_dense(&g);
+    let null = matrices::nullity(&g);
+    let time = |name: &str, solve: &dyn Fn() -> Result<Vec<f64>>| -> Result<(Vec<f64>, Vec<f64>)> {
+        let mut seconds = Vec::new();
+        let mut values = Vec::new();
+        for r in 0..params.repeats {
+            log(&format!(
+                "{name}: decomposing the {n}×{n} matrix (run {}/{})",
+                r + 1,
+                params.repeats
+            ));
+            let t = Instant::now();
+            values = solve()?;
+            seconds.push(t.elapsed().as_secs_f64());
+        }
+        Ok((seconds, values))
+    };
+    let (dense_seconds, dense_values) = time("dense (faer)", &|| {
+        Ok(symmetric_eigen(n, &q, params.threads)?.values)
+    })?;
+    let (secular_seconds, mut secular_values) = time("secular", &|| {
+        let k = secular::gram_eigen(&g, params.threads);
+        Ok(secular::tight_form_eigen(&g, &k, null).values)
+    })?;
+    secular_values.sort_by(f64::total_cmp);
+    let (numpy_seconds, numpy_note, numpy_values) = if params.numpy {
         log("numpy: numpy.linalg.eigh on the same matrix");
         match time_numpy(&q, n, params.repeats, params.seed) {
-            Ok((times, values)) => {
-                let scale = values
-                    .iter()
-                    .chain(&ours_values)
-                    .fold(0.0f64, |m, x| m.max(x.abs()));
-                let mut sorted = values.clone();
-                sorted.sort_by(f64::total_cmp);
-                let diff = sorted
-                    .iter()
-                    .zip(&ours_values)
-                    .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-                (Some(times), None, Some(diff / scale))
-            }
+            Ok((times, values)) => (Some(times), None, Some(values)),
             Err(note) => (None, Some(note), None),
         }
     } else {
         (None, Some("numpy not requested".to_string()), None)
     };
-    let pipeline = if params.verify {
-        log("pipeline: both routes, MPFR residuals and orthonormality bounds");
-        let input = EllipsoidInput::new(g.clone(), None, 0.0)?;
-        let t = Instant::now();
-        let e = analyze(
-            &input,
-            Options {
-                threads: params.threads,
-                tick,
-            },
-        )?;
-        Some(PipelineTiming {
-            seconds: t.elapsed().as_secs_f64(),
-            verified: e.verified(),
-            lambda_max_pair_radius: e.lambda_route.max_pair_radius(),
-            zeta_max_pair_radius: e.zeta_route.max_pair_radius(),
-            lambda_orthonormality_defect: e.lambda_route.orthonormality_defect_upper,
-            max_relative_semi_axis_radius: e.max_relative_semi_axis_radius(),
-        })
-    } else {
-        None
+    let pipeline = match params.verify {
+        Some(solver) => {
+            log(&format!(
+                "pipeline ({solver:?}): both routes, MPFR residuals and orthonormality bounds"
+            ));
+            let input = EllipsoidInput::new(g.clone(), None, 0.0)?;
+            let t = Instant::now();
+            let e = analyze(
+                &input,
+                Options {
+                    threads: params.threads,
+                    solver,
+                    tick,
+                },
+            )?;
+            Some(PipelineTiming {
+                solver,
+                seconds: t.elapsed().as_secs_f64(),
+                verified: e.verified(),
+                lambda_max_pair_radius: e.lambda_route.max_pair_radius(),
+                zeta_max_pair_radius: e.zeta_route.max_pair_radius(),
+                lambda_orthonormality_defect: e.lambda_route.orthonormality_defect_upper,
+                zeta_orthonormality_defect: e.zeta_route.orthonormality_defect_upper,
+                max_relative_semi_axis_radius: e.max_relative_semi_axis_radius(),
+            })
+        }
+        None => None,
     };
     Ok(BenchReport {
         params: params.clone(),
         threads_used,
-        ours_seconds,
+        dense: Timing {
+            seconds: dense_seconds,
+            agreement_with_numpy: numpy_values.as_deref().map(|w| agreement(&dense_values, w)),
+        },
+        secular: Timing {
+            seconds: secular_seconds,
+            agreement_with_numpy: numpy_values
+                .as_deref()
+                .map(|w| agreement(&secular_values, w)),
+        },
         numpy_seconds,
         numpy_note,
-        eigenvalue_agreement,
         pipeline,
     })
 }
@@ -260,34 +304,46 @@ pub fn table(r: &BenchReport) -> Table {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    t.push([
-        "ours (faer self-adjoint EVD) median s".to_string(),
-        format!("{:.3}", r.ours_median()),
-    ]);
-    t.push(["ours runs s".to_string(), secs(&r.ours_seconds)]);
-    match (&r.numpy_seconds, r.ratio()) {
-        (Some(ns), Some(ratio)) => {
+    for (name, timing, ratio) in [
+        ("dense (faer self-adjoint EVD)", &r.dense, r.dense_ratio()),
+        (
+            "secular (structured, O(N^2))",
+            &r.secular,
+            r.secular_ratio(),
+        ),
+    ] {
+        t.push([
+            format!("{name} median s"),
+            format!("{:.3}", timing.median()),
+        ]);
+        t.push([format!("{name} runs s"), secs(&timing.seconds)]);
+        if let Some(ratio) = ratio {
+            t.push([format!("{name}: ratio numpy / ours"), format!("{ratio:.2}")]);
+        }
+        if let Some(a) = timing.agreement_with_numpy {
+            t.push([
+                format!("{name}: max |eig - eig numpy| / max |eig|"),
+                format!("{a:.2e}"),
+            ]);
+        }
+    }
+    match &r.numpy_seconds {
+        Some(ns) => {
             t.push([
                 "numpy.linalg.eigh median s".to_string(),
                 format!("{:.3}", median(ns)),
             ]);
-            t.push(["numpy runs s".to_string(), secs(ns)]);
-            t.push(["ratio numpy / ours".to_string(), format!("{ratio:.2}")]);
+            t.push(["numpy.linalg.eigh runs s".to_string(), secs(ns)]);
         }
-        _ => t.push([
+        None => t.push([
             "numpy".to_string(),
             r.numpy_note.clone().unwrap_or_default(),
         ]),
     }
-    if let Some(a) = r.eigenvalue_agreement {
-        t.push([
-            "max |eig ours - eig numpy| / max |eig|".to_string(),
-            format!("{a:.2e}"),
-        ]);
-    }
     if let Some(p) = &r.pipeline {
+        let solver = format!("{:?}", p.solver).to_lowercase();
         t.push([
-            "certified pipeline (both routes + MPFR bounds) s".to_string(),
+            format!("certified pipeline ({solver} solver, both routes + MPFR bounds) s"),
             format!("{:.2}", p.seconds),
         ]);
         t.push([
@@ -307,6 +363,10 @@ pub fn table(r: &BenchReport) -> Table {
             format!("{:.3e}", p.lambda_orthonormality_defect),
         ]);
         t.push([
+            "zeta route: |V^T V - I|_F bound".to_string(),
+            format!("{:.3e}", p.zeta_orthonormality_defect),
+        ]);
+        t.push([
             "max relative semi-axis enclosure radius".to_string(),
             format!("{:.3e}", p.max_relative_semi_axis_radius),
         ]);
@@ -324,19 +384,23 @@ mod tests {
             n: 80,
             repeats: 1,
             threads: Threads::One,
-            verify: true,
+            verify: Some(Solver::Secular),
             ..BenchParams::default()
         };
         let r = run(&params, &|_| {}, &|| {}).unwrap();
-        assert_eq!(r.ours_seconds.len(), 1);
+        assert_eq!(r.dense.seconds.len(), 1);
         assert!(r.numpy_seconds.is_some() || r.numpy_note.is_some());
-        if let Some(a) = r.eigenvalue_agreement {
+        for a in [r.dense.agreement_with_numpy, r.secular.agreement_with_numpy]
+            .into_iter()
+            .flatten()
+        {
             assert!(a < 1e-10, "numpy and ours disagree: {a}");
         }
         let p = r.pipeline.as_ref().unwrap();
         assert!(p.verified);
         let md = table(&r).markdown();
-        assert!(md.contains("ours (faer self-adjoint EVD) median s"));
+        assert!(md.contains("dense (faer self-adjoint EVD) median s"));
+        assert!(md.contains("secular (structured, O(N^2)) median s"));
     }
 
     #[test]

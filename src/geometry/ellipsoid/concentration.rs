@@ -378,6 +378,13 @@ pub fn run(params: &ConcentrationParams, tick: &dyn Fn()) -> Result<Concentratio
     })
 }
 
+/// Riechers' Figure 2 as reproducible artifacts: the table and the SVG for
+/// [`ConcentrationParams::figure`] with the given seed.
+pub fn figure_artifacts(seed: u64) -> Result<(Table, String)> {
+    let c = run(&ConcentrationParams::figure(seed), &|| {})?;
+    Ok((table(&c), svg(&c)?))
+}
+
 /// Quantiles reported in the table.
 pub const TABLE_QUANTILES: [f64; 5] = [0.01, 0.1, 0.5, 0.9, 0.99];
 

@@ -33,6 +33,7 @@ pub mod matrices;
 pub mod normal;
 pub mod poly;
 pub mod residual;
+pub mod secular;
 pub mod verify;
 
 use crate::error::{Error, Result};
@@ -190,10 +191,35 @@ impl Ellipsoid {
     }
 }
 
+/// Which eigensolver produces the approximations that are then certified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Solver {
+    /// Dense symmetric eigensolvers on both matrices (nalgebra up to order 64, faer above):
+    /// two independent decompositions.
+    Dense,
+    /// The O(N²) secular solver ([`secular`]) on `ΠG²Π`, the λ route derived from it
+    /// (portable: the same bits on every machine and thread count).
+    Secular,
+}
+
+impl std::str::FromStr for Solver {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "dense" => Ok(Solver::Dense),
+            "secular" => Ok(Solver::Secular),
+            other => Err(Error::usage(format!(
+                "unknown solver '{other}' (dense, secular)"
+            ))),
+        }
+    }
+}
+
 /// How to run [`analyze`].
 #[derive(Clone, Copy)]
 pub struct Options<'a> {
     pub threads: Threads,
+    pub solver: Solver,
     /// Called once per verified eigenpair (both routes: `2N` calls).
     pub tick: &'a (dyn Fn() + Sync),
 }
@@ -202,6 +228,7 @@ impl Default for Options<'_> {
     fn default() -> Self {
         Options {
             threads: Threads::One,
+            solver: Solver::Dense,
             tick: &|| {},
         }
     }
@@ -224,8 +251,16 @@ pub fn analyze(input: &EllipsoidInput, opts: Options<'_>) -> Result<Ellipsoid> {
         .collect();
     let null = matrices::nullity(&g);
 
-    let lambda_eig = symmetric_eigen(n, &matrices::tight_form_dense(&g), opts.threads)?;
-    let zeta_eig = symmetric_eigen(n, &matrices::gram_dense(&g), opts.threads)?;
+    let (lambda_eig, zeta_eig) = match opts.solver {
+        Solver::Dense => (
+            symmetric_eigen(n, &matrices::tight_form_dense(&g), opts.threads)?,
+            symmetric_eigen(n, &matrices::gram_dense(&g), opts.threads)?,
+        ),
+        Solver::Secular => {
+            let zeta_eig = secular::gram_eigen(&g, opts.threads);
+            (secular::tight_form_eigen(&g, &zeta_eig, null), zeta_eig)
+        }
+    };
     let lambda_route = verify::certify(
         &IntervalOperator::tight_form(&g),
         &lambda_eig,
