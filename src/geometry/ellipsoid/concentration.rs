@@ -488,7 +488,7 @@ pub fn svg(c: &Concentration) -> Result<String> {
         .copied()
         .chain(curves.iter().flatten().map(|p| p.1))
         .fold(0.0, f64::max)
-        * 1.1;
+        * 1.45; // headroom for the legend above the curves
     let colors = [
         RGBColor(0x1f, 0x77, 0xb4),
         RGBColor(0xd6, 0x27, 0x28),

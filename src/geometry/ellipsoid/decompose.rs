@@ -1,7 +1,8 @@
-//! One entry point for the symmetric eigendecomposition: nalgebra's tridiagonal QR for small
-//! orders (pure scalar Rust, so the same bits on every machine), faer's divide-and-conquer for
-//! large ones (SIMD and optionally multi-threaded). The results are f64 approximations; what
-//! is claimed about them is proved afterwards by [`super::verify`].
+//! One entry point for the dense symmetric eigendecomposition: nalgebra's tridiagonal QR for
+//! small orders (scalar code), faer's divide-and-conquer for large ones (SIMD, optionally
+//! multi-threaded, so its last bits may depend on the machine). The results are f64
+//! approximations; what is claimed about them is proved afterwards by [`super::verify`]. The
+//! structured solver with portable bits is [`super::secular`].
 
 use crate::error::{Error, Result};
 

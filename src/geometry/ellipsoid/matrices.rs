@@ -46,15 +46,18 @@ pub fn tight_form_dense(g: &[f64]) -> Vec<f64> {
         .map(|&x| if x == 0.0 { 0.0 } else { 1.0 / x })
         .collect();
     if k == 0 {
-        // Π₂ D Π₂ with D = diag(α²): D − (Dααᵀ + ααᵀD)/s + α(αᵀDα)αᵀ/s².
-        let s: f64 = alpha.iter().map(|a| a * a).sum();
-        let t: f64 = alpha.iter().map(|a| a.powi(4)).sum();
+        // Π₂ D Π₂ with D = diag(α²) and the unit normal u = α/‖α‖:
+        // D − (Duuᵀ + uuᵀD) + u(uᵀDu)uᵀ. Written with u, no intermediate exceeds max α²
+        // (α⁴ would overflow for gains spanning more than 2^256).
+        let norm = alpha.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let u: Vec<f64> = alpha.iter().map(|a| a / norm).collect();
+        let d: Vec<f64> = alpha.iter().map(|a| a * a).collect();
+        let udu: f64 = u.iter().zip(&d).map(|(x, y)| x * x * y).sum();
         for j in 0..n {
             for i in 0..n {
-                let (ai, aj) = (alpha[i], alpha[j]);
-                let mut v = -(ai * ai * ai * aj + ai * aj * aj * aj) / s + ai * aj * t / (s * s);
+                let mut v = -(d[i] * u[i] * u[j] + u[i] * u[j] * d[j]) + u[i] * udu * u[j];
                 if i == j {
-                    v += ai * ai;
+                    v += d[i];
                 }
                 q[i + j * n] = v;
             }

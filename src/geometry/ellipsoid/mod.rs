@@ -118,7 +118,9 @@ impl EllipsoidInput {
 pub struct Axis {
     /// Unit direction (an eigenvector of `Q`), sign fixed so its largest component is positive.
     pub direction: Vec<f64>,
-    /// `√(N/λ)` from the computed `λ`.
+    /// The computed length: `√(N/λ)` from the computed `λ` when it lies in the certified
+    /// interval, else `√(Nζ)` from the computed `ζ` (the dense λ route loses the longest axes
+    /// when the gains span many orders of magnitude), else the nearest end of the interval.
     pub semi_axis: f64,
     /// Certified enclosure of the exact semi-axis: the intersection of both routes' enclosures.
     pub semi_axis_lo: f64,
@@ -282,7 +284,9 @@ pub fn analyze(input: &EllipsoidInput, opts: Options<'_>) -> Result<Ellipsoid> {
         let (lo, hi) = semi_axis_enclosure(n, &lambda_route, li, &zeta_route, zi, scale_exponent);
         routes_agree &= lo <= hi;
         let lambda_s = lambda_eig.values[li];
-        let semi_axis = libm::scalbn((n as f64 / lambda_s).sqrt(), scale_exponent);
+        let from_lambda = libm::scalbn((n as f64 / lambda_s).sqrt(), scale_exponent);
+        let from_zeta = libm::scalbn((n as f64 * zeta_eig.values[zi]).sqrt(), scale_exponent);
+        let semi_axis = best_estimate(from_lambda, from_zeta, lo, hi);
         axes.push(Axis {
             direction: canonical_sign(lambda_eig.vector(li)),
             semi_axis,
@@ -367,6 +371,28 @@ fn semi_axis_enclosure(
         libm::scalbn(lo.to_f64_round(Round::Down), scale_exponent),
         libm::scalbn(hi.to_f64_round(Round::Up), scale_exponent),
     )
+}
+
+/// The first of the two computed lengths that lies in the certified `[lo, hi]`, else the first
+/// clamped into it (when the interval is empty the routes disagree and nothing is certified).
+fn best_estimate(from_lambda: f64, from_zeta: f64, lo: f64, hi: f64) -> f64 {
+    let inside = |x: f64| lo <= x && x <= hi;
+    if inside(from_lambda) {
+        from_lambda
+    } else if inside(from_zeta) {
+        from_zeta
+    } else {
+        let x = if from_lambda.is_nan() {
+            from_zeta
+        } else {
+            from_lambda
+        };
+        if lo <= hi {
+            x.clamp(lo, hi)
+        } else {
+            x
+        }
+    }
 }
 
 trait SqrtRoundOwned {
@@ -479,4 +505,90 @@ pub fn to_json(e: &Ellipsoid) -> serde_json::Value {
         "drazin_semi_axes": e.drazin_semi_axes,
         "surface_law": e.surface_law.as_ref().map(|l| l.to_json()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(g: &[f64], solver: Solver) -> Ellipsoid {
+        let input = EllipsoidInput::new(g.to_vec(), None, 1e-5).unwrap();
+        analyze(
+            &input,
+            Options {
+                solver,
+                ..Options::default()
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn gains_spanning_many_orders_are_certified_with_either_solver() {
+        let g = [1e-100, 1.0, 3.0, 1e-50, 7.0];
+        for solver in [Solver::Dense, Solver::Secular] {
+            let e = run(&g, solver);
+            assert!(e.verified(), "{solver:?}");
+            let longest = e.axes[0].semi_axis;
+            for a in &e.axes {
+                assert!(
+                    a.semi_axis_lo <= a.semi_axis && a.semi_axis <= a.semi_axis_hi,
+                    "{solver:?}: {a:?}"
+                );
+                // Residual bounds are absolute: an axis 1e-50 of the longest is enclosed, not
+                // resolved; the others are resolved to ~1e-15.
+                if a.semi_axis > 1e-3 * longest {
+                    let width = a.semi_axis_hi - a.semi_axis_lo;
+                    assert!(width <= 1e-14 * a.semi_axis, "{solver:?}: {a:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn power_of_two_scaling_is_exact() {
+        let g = [0.3, -1.7, 2.2, 0.9, 1.1];
+        let scaled: Vec<f64> = g.iter().map(|x| x * 1024.0).collect();
+        for solver in [Solver::Dense, Solver::Secular] {
+            let a = run(&g, solver);
+            let b = run(&scaled, solver);
+            for (x, y) in a.axes.iter().zip(&b.axes) {
+                assert_eq!(x.semi_axis * 1024.0, y.semi_axis);
+                assert_eq!(x.semi_axis_lo * 1024.0, y.semi_axis_lo);
+                assert_eq!(x.direction, y.direction);
+            }
+        }
+    }
+
+    #[test]
+    fn inputs_are_validated() {
+        assert!(EllipsoidInput::new(vec![], None, 0.0).is_err());
+        assert!(EllipsoidInput::new(vec![1.0, f64::INFINITY], None, 0.0).is_err());
+        assert!(EllipsoidInput::new(vec![1.0, 2.0], Some(vec![0.0]), 0.0).is_err());
+        assert!(EllipsoidInput::new(vec![1.0, 2.0], Some(vec![0.0, f64::NAN]), 0.0).is_err());
+        assert!(EllipsoidInput::new(vec![1.0, 2.0], None, -1e-5).is_err());
+        assert!(EllipsoidInput::new(vec![1e-200, 1e200], None, 0.0).is_err());
+        assert!("qr".parse::<Solver>().is_err());
+    }
+
+    #[test]
+    fn the_json_object_has_the_documented_keys() {
+        let j = to_json(&run(&[2.0, 9.0, 12.0, 13.0], Solver::Secular));
+        for key in [
+            "normal",
+            "axes",
+            "semi_axes",
+            "normal_space",
+            "verification",
+        ] {
+            assert!(j.get(key).is_some(), "{key}");
+        }
+        let lengths: Vec<f64> = j["semi_axes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert!(lengths.windows(2).all(|w| w[0] >= w[1]));
+    }
 }

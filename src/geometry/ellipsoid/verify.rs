@@ -148,7 +148,9 @@ pub fn certify(
     let eta = orthonormality_defect(eig, threads);
     let residual_squares: Vec<Float> = pairs.iter().map(|(_, r2)| r2.clone()).collect();
     let pairs: Vec<PairBound> = pairs.into_iter().map(|(p, _)| p).collect();
-    let clusters = if eta < 1.0 {
+    // The sorted matching of item 3 needs the computed values in ascending order.
+    let sorted = eig.values.windows(2).all(|w| w[0] <= w[1]);
+    let clusters = if eta < 1.0 && sorted {
         clusters(&eig.values, &residual_squares, eta)
     } else {
         Vec::new()
