@@ -55,17 +55,26 @@ pub fn render(a: &Artifact, p: &Params, format: &str) -> Result<String> {
     let output = (a.produce)(p)?;
     match (output, format) {
         (Output::Figure(_, svg), "svg") => {
-            let comment: String = header
-                .iter()
-                .map(|l| format!("<!-- {} -->\n", l.replace("--", "—")))
-                .collect();
-            // The XML declaration, if any, must stay first.
-            Ok(match svg.strip_prefix("<?xml") {
-                Some(_) => {
-                    let end = svg.find("?>").map(|i| i + 2).unwrap_or(0);
-                    format!("{}\n{comment}{}", &svg[..end], &svg[end..])
-                }
-                None => format!("{comment}{svg}"),
+            // Provenance as SVG metadata, right after the root element opens (XML comments
+            // cannot hold the "--" of the command line).
+            let escape = |l: &str| {
+                l.replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+            };
+            let metadata = format!(
+                "<metadata>\n{}</metadata>\n",
+                header
+                    .iter()
+                    .map(|l| format!("{}\n", escape(l)))
+                    .collect::<String>()
+            );
+            let open = svg
+                .find("<svg")
+                .and_then(|i| svg[i..].find('>').map(|j| i + j + 1));
+            Ok(match open {
+                Some(end) => format!("{}\n{metadata}{}", &svg[..end], &svg[end..]),
+                None => format!("{metadata}{svg}"),
             })
         }
         (Output::Table(_), "svg") => Err(Error::usage(format!(

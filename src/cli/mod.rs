@@ -15,6 +15,7 @@ use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
 
+mod ellipsoid;
 pub mod theorems;
 
 /// What a subcommand concluded.
@@ -76,6 +77,8 @@ pub enum Command {
     Theorems(theorems::Args),
     /// Throughput of the native kernels vs a memcpy of the same bytes (and candle-nn).
     Bench(bench::Args),
+    /// The LayerNorm output hyperellipsoid (Riechers 2024): normal, axes, certified lengths.
+    Ellipsoid(ellipsoid::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
@@ -90,5 +93,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::BenchOracle(a) => bench_oracle::run(a),
         Command::Theorems(args) => theorems::run(args),
         Command::Bench(a) => bench::run(a),
+        Command::Ellipsoid(args) => ellipsoid::run(args),
     }
 }

@@ -23,6 +23,8 @@ pub mod surd;
 pub mod two_point_map;
 pub mod uniform_attention;
 
+pub mod ellipsoid;
+
 /// How hard a theorem's checker should try.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
@@ -77,6 +79,7 @@ pub fn catalogue() -> Vec<TheoremEntry> {
         rms_vs_layer::entry(),
         uniform_attention::entry(),
         float_corollaries::entry(),
+        ellipsoid::entry(),
     ]
 }
 
