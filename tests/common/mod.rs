@@ -25,11 +25,11 @@ pub fn reference_row(
     let xs: Vec<Rational> = x.iter().map(|&b| exact(b)).collect();
     let d = Rational::from(xs.len() as u64);
     let mean = match op {
-        Op::LayerNorm => Rational::from(xs.iter().sum::<Rational>() / &d),
+        Op::LayerNorm => xs.iter().sum::<Rational>() / &d,
         Op::RmsNorm => Rational::new(),
     };
     let dev: Vec<Rational> = xs.iter().map(|v| Rational::from(v - &mean)).collect();
-    let ms = Rational::from(dev.iter().map(|v| Rational::from(v * v)).sum::<Rational>() / &d);
+    let ms = dev.iter().map(|v| Rational::from(v * v)).sum::<Rational>() / &d;
     let denom = ms + Rational::from_f64(eps as f64).unwrap();
     let root = Float::with_val(PREC, &denom).sqrt();
     dev.iter()
