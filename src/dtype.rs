@@ -27,6 +27,7 @@ impl Dtype {
     }
 
     /// Storage width in bits.
+    #[inline]
     pub fn bits(self) -> u32 {
         match self {
             Dtype::F16 | Dtype::BF16 => 16,
@@ -36,6 +37,7 @@ impl Dtype {
     }
 
     /// Significand precision p in bits, the implicit bit included.
+    #[inline]
     pub fn precision(self) -> i32 {
         match self {
             Dtype::F16 => 11,
@@ -81,16 +83,19 @@ impl Dtype {
         pow2(self.emin() - self.precision() + 1)
     }
 
+    #[inline]
     fn sign_mask(self) -> u64 {
         1u64 << (self.bits() - 1)
     }
 
+    #[inline]
     fn exponent_mask(self) -> u64 {
         let e_bits = self.bits() as i32 - self.precision();
         ((1u64 << e_bits) - 1) << (self.precision() - 1)
     }
 
     /// Bits of +∞.
+    #[inline]
     pub fn inf_bits(self) -> u64 {
         self.exponent_mask()
     }
@@ -100,6 +105,7 @@ impl Dtype {
         self.exponent_mask() | (1u64 << (self.precision() - 2))
     }
 
+    #[inline]
     pub fn is_nan(self, bits: u64) -> bool {
         let m = bits & !self.sign_mask();
         m > self.exponent_mask()
@@ -109,15 +115,18 @@ impl Dtype {
         bits & !self.sign_mask() == self.exponent_mask()
     }
 
+    #[inline]
     pub fn is_finite(self, bits: u64) -> bool {
         bits & self.exponent_mask() != self.exponent_mask()
     }
 
+    #[inline]
     pub fn is_sign_negative(self, bits: u64) -> bool {
         bits & self.sign_mask() != 0
     }
 
     /// The value of `bits` as an f64 (exact for every format).
+    #[inline]
     pub fn to_f64(self, bits: u64) -> f64 {
         match self {
             Dtype::F16 => half::f16::from_bits(bits as u16).to_f64(),
@@ -128,6 +137,7 @@ impl Dtype {
     }
 
     /// Bits of an f64 that is exactly representable in this format (NaN maps to NaN).
+    #[inline]
     fn bits_of_representable(self, x: f64) -> u64 {
         match self {
             Dtype::F16 => half::f16::from_f64(x).to_bits() as u64,
@@ -144,7 +154,12 @@ impl Dtype {
 
     /// Round-to-nearest-even of an f64 to this format (subnormals, overflow to ±∞, signed
     /// zeros), returned as bits. Exact: no double rounding.
+    #[inline]
     pub fn round_f64(self, x: f64) -> u64 {
+        if self == Dtype::F32 {
+            // Rust's f64 → f32 conversion is IEEE round-to-nearest-even (subnormals, overflow).
+            return (x as f32).to_bits() as u64;
+        }
         if self == Dtype::F64 || !x.is_finite() {
             return self.bits_of_representable(x);
         }
@@ -172,6 +187,7 @@ impl Dtype {
     /// double-double). Correct for every format: for the narrow formats every midpoint and the
     /// overflow threshold are f64 numbers, so hi and hi + lo lie on the same side of each,
     /// except when hi is itself a midpoint; then lo decides.
+    #[inline]
     pub fn round_double_double(self, hi: f64, lo: f64) -> u64 {
         let y = self.round_f64(hi);
         if self == Dtype::F64 || lo == 0.0 || !hi.is_finite() {
@@ -215,6 +231,7 @@ impl Dtype {
 
     /// The next value toward +∞ (−0 and +0 both step to the smallest positive subnormal;
     /// +∞ and NaN stay).
+    #[inline]
     pub fn next_up(self, bits: u64) -> u64 {
         if self.is_nan(bits) || bits == self.inf_bits() {
             return bits;
@@ -231,6 +248,7 @@ impl Dtype {
     }
 
     /// The next value toward −∞.
+    #[inline]
     pub fn next_down(self, bits: u64) -> u64 {
         let neg = bits ^ self.sign_mask();
         self.next_up(neg) ^ self.sign_mask()
@@ -238,6 +256,7 @@ impl Dtype {
 
     /// Position on the ordered line of values: ±0 → 0, next_up adds 1, ±∞ are one step past
     /// ±max. Not defined for NaN.
+    #[inline]
     pub fn ordinal(self, bits: u64) -> i64 {
         let mag = (bits & !self.sign_mask()) as i64;
         if self.is_sign_negative(bits) {
@@ -248,6 +267,7 @@ impl Dtype {
     }
 
     /// Distance in ULPs (steps on the ordered line) between two non-NaN values.
+    #[inline]
     pub fn ulp_distance(self, a: u64, b: u64) -> u64 {
         self.ordinal(a).abs_diff(self.ordinal(b))
     }

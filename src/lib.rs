@@ -17,9 +17,14 @@ pub mod exact;
 pub mod geometry;
 pub mod judge;
 pub mod kernels;
+pub mod manifest;
 pub mod npy;
 pub mod problem;
+pub mod problem_io;
 pub mod theorems;
+pub mod zoo;
 
 pub use dtype::Dtype;
 pub use error::{Error, Result};
+
+pub mod audit;

@@ -270,6 +270,46 @@ pub fn write(path: &Path, array: &NpyArray) -> Result<()> {
         .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))
 }
 
+/// The array's elements as raw bits of `dtype`; the file's element type must be the one
+/// that dtype is stored as (`<f2` f16, `<u2` bf16, `<f4` f32, `<f8` f64).
+pub fn bits_of(array: &NpyArray, dtype: crate::Dtype, what: &str) -> Result<Vec<u64>> {
+    use crate::Dtype;
+    match (&array.data, dtype) {
+        (NpyData::F16(v), Dtype::F16) | (NpyData::U16(v), Dtype::BF16) => {
+            Ok(v.iter().map(|&b| b as u64).collect())
+        }
+        (NpyData::F32(v), Dtype::F32) => Ok(v.iter().map(|x| x.to_bits() as u64).collect()),
+        (NpyData::F64(v), Dtype::F64) => Ok(v.iter().map(|x| x.to_bits()).collect()),
+        (data, dt) => Err(Error::input(format!(
+            "{what} holds '{}' but --dtype {dt} needs '{}'",
+            data.descr(),
+            storage_descr(dt)
+        ))),
+    }
+}
+
+/// The `.npy` element type a dtype is stored as.
+pub fn storage_descr(dtype: crate::Dtype) -> &'static str {
+    match dtype {
+        crate::Dtype::F16 => "<f2",
+        crate::Dtype::BF16 => "<u2",
+        crate::Dtype::F32 => "<f4",
+        crate::Dtype::F64 => "<f8",
+    }
+}
+
+/// An array of `dtype` values from raw bits.
+pub fn from_bits(shape: Vec<usize>, dtype: crate::Dtype, bits: &[u64]) -> Result<NpyArray> {
+    use crate::Dtype;
+    let data = match dtype {
+        Dtype::F16 => NpyData::F16(bits.iter().map(|&b| b as u16).collect()),
+        Dtype::BF16 => NpyData::U16(bits.iter().map(|&b| b as u16).collect()),
+        Dtype::F32 => NpyData::F32(bits.iter().map(|&b| f32::from_bits(b as u32)).collect()),
+        Dtype::F64 => NpyData::F64(bits.iter().map(|&b| f64::from_bits(b)).collect()),
+    };
+    NpyArray::new(shape, data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,3 +216,15 @@ mod tests {
         assert_eq!(Eps::from_decimal("-0").unwrap().value().to_bits(), 0);
     }
 }
+
+/// Serialized by name, as on the command line.
+macro_rules! serialize_by_name {
+    ($($t:ty),*) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+    )*};
+}
+serialize_by_name!(Op, EpsConvention, Dtype);

@@ -1,16 +1,50 @@
-//! Kernels under test, behind one trait: our own (`native`), a plain f64 two-pass reference
-//! implementation, shared libraries through the C ABI (`dylib`), and .npy files (`npy`).
+//! Kernels under test, behind one trait: a plain careful f64 kernel (`reference_f64`), Rust
+//! closures (`closure`), shared libraries through the C ABI (`dylib`), and our own kernels.
+
+pub mod closure;
+pub mod dylib;
+pub mod reference_f64;
 
 use crate::dtype::Dtype;
 use crate::problem::{Op, Problem};
+
+#[cfg(feature = "candle")]
+pub mod candle;
+pub mod native;
 
 /// A normalization kernel the judge can run.
 pub trait Kernel: Sync {
     /// A short name for reports (`native`, `reference-f64`, `lib:libfoo.so`, ...).
     fn name(&self) -> String;
-    /// Whether it implements this op in this dtype with this problem's ε convention.
+    /// Whether it implements this op in this dtype.
     fn supports(&self, op: Op, dtype: Dtype) -> bool;
     /// Computes the outputs of `problem` (rows × d bits of `problem.dtype`), or says why it
     /// could not (a non-zero return code of a C kernel, say).
     fn run(&self, problem: &Problem) -> std::result::Result<Vec<u64>, String>;
+}
+
+/// The kernels compiled into normoracle, by the names `fuzz --builtin` accepts.
+pub fn builtin(name: &str) -> crate::Result<Box<dyn Kernel>> {
+    match name {
+        "reference-f64" => Ok(Box::new(reference_f64::ReferenceF64)),
+        "native" => Ok(Box::new(native::Native::default())),
+        #[cfg(feature = "candle")]
+        "candle-nn" => Ok(Box::new(candle::Candle)),
+        other if other.starts_with("native-") => {
+            native::Native::named(other).map(|k| Box::new(k) as Box<dyn Kernel>)
+        }
+        other => Err(crate::Error::usage(format!(
+            "unknown builtin kernel '{other}' (available: {})",
+            builtin_names().join(", ")
+        ))),
+    }
+}
+
+/// Names of the builtin kernels.
+pub fn builtin_names() -> Vec<&'static str> {
+    let mut names = vec!["reference-f64", "native"];
+    if cfg!(feature = "candle") {
+        names.push("candle-nn");
+    }
+    names
 }

@@ -1,3 +1,6 @@
-//! Reproducible results and the formats they are written in.
+//! Reproducible results, the formats they are written in, and progress display.
 
+pub mod catalogue;
 pub mod format;
+pub mod progress;
+pub mod registry;

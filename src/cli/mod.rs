@@ -1,10 +1,22 @@
 //! One file per subcommand, each a thin function over the library.
 
+pub mod audit;
+pub mod bench;
+pub mod bench_oracle;
+pub mod cases;
+pub mod check;
+pub mod common;
+pub mod fuzz;
+pub mod reference;
+pub mod reproduce;
+pub mod zoo;
+
 use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
 
 mod ellipsoid;
+pub mod theorems;
 
 /// What a subcommand concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +57,42 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Check everything built in (reference, kernels, theorems) and print a verdict table.
+    Audit(audit::Args),
+    /// Write the correctly rounded outputs of x (golden outputs for any test suite).
+    Reference(reference::Args),
+    /// Judge outputs produced by any framework against the exact reference.
+    Check(check::Args),
+    /// Time a verdict against numpy's float64 LayerNorm of the same data.
+    BenchOracle(bench_oracle::Args),
+    /// Write the battery to a directory (.npy files and a manifest) for other frameworks.
+    Cases(cases::Args),
+    /// The accuracy table of every kernel available here (builtins, the C example, Python drivers).
+    Zoo(zoo::Args),
+    /// Reproduce a published table or figure, with its provenance (--list names them).
+    Reproduce(reproduce::Args),
+    /// Run the battery through a kernel (shared library or builtin) and judge it.
+    Fuzz(fuzz::Args),
+    /// The papers' theorems, each checked in exact arithmetic, with their verdicts.
+    Theorems(theorems::Args),
+    /// Throughput of the native kernels vs a memcpy of the same bytes (and candle-nn).
+    Bench(bench::Args),
     /// The LayerNorm output hyperellipsoid (Riechers 2024): normal, axes, certified lengths.
     Ellipsoid(ellipsoid::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
+        Command::Audit(a) => audit::run(a),
+        Command::Reference(a) => reference::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Fuzz(a) => fuzz::run(a),
+        Command::Reproduce(a) => reproduce::run(a),
+        Command::Zoo(a) => zoo::run(a),
+        Command::Cases(a) => cases::run(a),
+        Command::BenchOracle(a) => bench_oracle::run(a),
+        Command::Theorems(args) => theorems::run(args),
+        Command::Bench(a) => bench::run(a),
         Command::Ellipsoid(args) => ellipsoid::run(args),
     }
 }

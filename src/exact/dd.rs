@@ -19,11 +19,32 @@ pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (s, e)
 }
 
-/// Error-free product: a·b = p + e exactly, when no underflow happens in e.
+/// Error-free product: a·b = p + e exactly, when no underflow happens in e (and, without
+/// hardware FMA, |a|, |b| < 2^996 for Dekker's split).
 #[inline]
 pub fn two_prod(a: f64, b: f64) -> (f64, f64) {
     let p = a * b;
-    (p, a.mul_add(b, -p))
+    #[cfg(target_feature = "fma")]
+    {
+        (p, a.mul_add(b, -p))
+    }
+    #[cfg(not(target_feature = "fma"))]
+    {
+        // Dekker/Veltkamp: a software fma would be a slow library call.
+        let (ah, al) = split(a);
+        let (bh, bl) = split(b);
+        (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
+    }
+}
+
+/// Veltkamp's split: a = hi + lo with hi holding the top 26 bits, exactly.
+#[cfg(not(target_feature = "fma"))]
+#[inline]
+fn split(a: f64) -> (f64, f64) {
+    const FACTOR: f64 = 134_217_729.0; // 2^27 + 1
+    let c = FACTOR * a;
+    let hi = c - (c - a);
+    (hi, a - hi)
 }
 
 impl DoubleDouble {
@@ -50,7 +71,7 @@ impl DoubleDouble {
 
     /// self + other; error ≤ 2^-104 (|self| + |other|).
     #[inline]
-    pub fn add(self, other: DoubleDouble) -> Self {
+    pub fn plus(self, other: DoubleDouble) -> Self {
         let (s, e) = two_sum(self.hi, other.hi);
         let (t, f) = two_sum(self.lo, other.lo);
         let e = e + t;
@@ -60,7 +81,7 @@ impl DoubleDouble {
 
     /// self · other; relative error ≤ 2^-102.
     #[inline]
-    pub fn mul(self, other: DoubleDouble) -> Self {
+    pub fn times(self, other: DoubleDouble) -> Self {
         let (p, e) = two_prod(self.hi, other.hi);
         let e = e + (self.hi * other.lo + self.lo * other.hi);
         Self::normalize(p, e)
@@ -74,7 +95,7 @@ impl DoubleDouble {
     }
 
     #[inline]
-    pub fn neg(self) -> Self {
+    pub fn negated(self) -> Self {
         DoubleDouble {
             hi: -self.hi,
             lo: -self.lo,
@@ -98,7 +119,7 @@ impl DoubleDouble {
         if !hi.is_finite() {
             return DoubleDouble { hi, lo: 0.0 };
         }
-        let rest = rug::Rational::from(q - rug::Rational::from_f64(hi).expect("finite"));
+        let rest = q - rug::Rational::from_f64(hi).expect("finite");
         DoubleDouble {
             hi,
             lo: rational_to_f64_nearest(&rest),
@@ -161,17 +182,15 @@ mod tests {
     fn products_and_sums_meet_their_bounds() {
         let a = DoubleDouble::from_rational(&Rational::from((1, 3)));
         let b = DoubleDouble::from_rational(&Rational::from((-2, 7)));
-        let bound = |x: &Rational, rel: f64| {
-            Rational::from(x.clone().abs() * Rational::from_f64(rel).unwrap())
-        };
-        let want = Rational::from(exact(a) * exact(b));
-        let err = Rational::from(&want - exact(a.mul(b))).abs();
+        let bound = |x: &Rational, rel: f64| x.clone().abs() * Rational::from_f64(rel).unwrap();
+        let want = exact(a) * exact(b);
+        let err = (&want - exact(a.times(b))).abs();
         assert!(err <= bound(&want, 2f64.powi(-102)));
-        let want = Rational::from(exact(a) + exact(b));
-        let err = Rational::from(&want - exact(a.add(b))).abs();
+        let want = exact(a) + exact(b);
+        let err = (&want - exact(a.plus(b))).abs();
         assert!(err <= bound(&(exact(a).abs() + exact(b).abs()), 2f64.powi(-104)));
         let third = Rational::from((1, 3));
-        let err = Rational::from(&third - exact(a)).abs();
+        let err = (&third - exact(a)).abs();
         assert!(err <= bound(&third, 2f64.powi(-105)));
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod dd;
 pub mod reference;
+pub mod slow;
 pub mod stats;
 pub mod superacc;
 

@@ -20,7 +20,10 @@ use std::cmp::Ordering;
 
 /// The fast path's error bound, relative to the magnitudes of the computation: the analysis
 /// in `approximate` gives 2^-99; 2^-96 leaves a factor of 8 for the bound's own rounding.
-const FAST_PATH_RELATIVE_ERROR: f64 = 1.262_177_448_353_618_9e-29; // 2^-96
+const FAST_PATH_RELATIVE_ERROR: f64 = 1.262_177_448_353_619e-29; // 2^-96
+/// The f64 path's bound, relative to the magnitudes of the computation: 2^-48 (twice the
+/// analysis in `approximate_f64`).
+const F64_PATH_RELATIVE_ERROR: f64 = 3.552_713_678_800_501e-15; // 2^-48
 /// Absolute floor of the fast-path bound (the fast path is never used near underflow).
 const FAST_PATH_ABSOLUTE_ERROR: f64 = 1e-290;
 /// MPFR precision of the exact path's first candidate.
@@ -53,9 +56,9 @@ impl<'a> Element<'a> {
         }
         let ElementInput { x, gamma, beta } = self.input;
         // δ = x − μ: error ≤ 2^-105|μ| (μ's double-double) + 2^-104(|x|+|μ|) (the addition).
-        let delta = DoubleDouble::from_f64(x).add(s.mean_dd.neg());
+        let delta = DoubleDouble::from_f64(x).plus(s.mean_dd.negated());
         // p = δ/s: relative error ≤ 2^-102 (product) + 2^-105 (1/s's double-double).
-        let p = delta.mul(s.inv_scale_dd);
+        let p = delta.times(s.inv_scale_dd);
         if p.hi != 0.0 && p.hi.abs() < pow2(-900) {
             return None;
         }
@@ -110,17 +113,110 @@ impl<'a> Element<'a> {
 
     /// The correctly rounded value of t in `dtype`, as bits.
     pub fn round(&self, dtype: Dtype) -> u64 {
-        if let Some((t, err)) = self.approximate() {
-            let low = t.add_f64(-err);
-            let high = t.add_f64(err);
-            let a = dtype.round_double_double(low.hi, low.lo);
-            let b = dtype.round_double_double(high.hi, high.lo);
-            if a == b {
-                return a;
-            }
-            return self.round_exactly(dtype, dtype.round_double_double(t.hi, t.lo));
+        self.evaluate(dtype).rounded
+    }
+
+    /// t in plain f64 with a rigorous bound, for the narrow formats (whose rounding intervals
+    /// are 2^29 times wider than f64's error here): None where the fast path does not apply.
+    ///
+    /// δ̃ = fl(x − μ_hi) errs by ≤ 2^-52(|μ| + |δ̃|) (μ_hi is μ's nearest f64, the subtraction
+    /// rounds once); 1/s's nearest f64 and the three products/sums add ≤ 4·2^-53 relative each,
+    /// so |t̃ − t| ≤ 2^-49·(|γ|/s·(|μ| + |δ̃|) + |t̃|); the bound below doubles that.
+    #[inline]
+    pub fn approximate_f64(&self) -> Option<(f64, f64)> {
+        let s = self.stats;
+        if !s.fast {
+            return None;
         }
-        self.round_exactly(dtype, dtype.round_f64(self.mpfr_value().to_f64()))
+        let ElementInput { x, gamma, beta } = self.input;
+        let r = s.inv_scale_dd.hi;
+        let delta = x - s.mean_dd.hi;
+        let t = delta * r * gamma + beta;
+        let magnitude = gamma.abs() * r * (delta.abs() + s.mean_dd.hi.abs()) + beta.abs() + t.abs();
+        Some((
+            t,
+            magnitude * F64_PATH_RELATIVE_ERROR + FAST_PATH_ABSOLUTE_ERROR,
+        ))
+    }
+
+    /// The f64 path specialised to f32 outputs (the common case, kept branch-light): the same
+    /// test as `inside_rounding_interval`, with f32's own neighbours.
+    #[inline]
+    fn evaluate_f32_fast(&self) -> Option<Evaluation> {
+        let (t, err) = self.approximate_f64()?;
+        let c = t as f32; // round to nearest even
+        let (up, down) = (c.next_up(), c.next_down());
+        if c == 0.0 || !up.is_finite() || !down.is_finite() {
+            return None;
+        }
+        let cf = c as f64;
+        let delta = t - cf;
+        let inside = 0.5 * (up as f64 - cf) - delta > err && 0.5 * (cf - down as f64) + delta > err;
+        inside.then_some(Evaluation {
+            rounded: c.to_bits() as u64,
+            value: t,
+            bound: Some(err),
+        })
+    }
+
+    /// The correctly rounded value and an approximation of t, computing t once.
+    pub fn evaluate(&self, dtype: Dtype) -> Evaluation {
+        if dtype == Dtype::F32 {
+            if let Some(eval) = self.evaluate_f32_fast() {
+                return eval;
+            }
+        }
+        if dtype != Dtype::F64 {
+            if let Some((t, err)) = self.approximate_f64() {
+                let candidate = dtype.round_f64(t);
+                if inside_rounding_interval(dtype, candidate, DoubleDouble::from_f64(t), err) {
+                    return Evaluation {
+                        rounded: candidate,
+                        value: t,
+                        bound: Some(err),
+                    };
+                }
+            }
+        }
+        if let Some((t, err)) = self.approximate() {
+            let candidate = dtype.round_double_double(t.hi, t.lo);
+            if inside_rounding_interval(dtype, candidate, t, err) {
+                return Evaluation {
+                    rounded: candidate,
+                    value: t.hi,
+                    bound: Some(err),
+                };
+            }
+            return Evaluation {
+                rounded: self.round_exactly(dtype, candidate),
+                value: t.hi,
+                bound: Some(err),
+            };
+        }
+        let v = self.mpfr_value().to_f64();
+        Evaluation {
+            rounded: self.round_exactly(dtype, dtype.round_f64(v)),
+            value: v,
+            bound: None,
+        }
+    }
+
+    /// sign(t − v) for a float value v (bits of `dtype`), using a known approximation of t
+    /// first and the exact comparison only when it cannot decide.
+    pub fn compare_to_value_with(&self, dtype: Dtype, bits: u64, eval: &Evaluation) -> Ordering {
+        let v = dtype.to_f64(bits);
+        if let (Some(err), true) = (eval.bound, v.is_finite()) {
+            // |t − value| ≤ err + |value − fl(value)|, and value − v is exact near v.
+            let diff = eval.value - v;
+            if diff.abs() > 2.0 * err + diff.abs() * f64::EPSILON {
+                return if diff > 0.0 {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                };
+            }
+        }
+        self.compare_to_value(dtype, bits)
     }
 
     /// t evaluated in MPFR (a candidate for the exact path, and the judge's approximation
@@ -135,14 +231,6 @@ impl<'a> Element<'a> {
             EpsConvention::Outside => Float::with_val(p, &s.q).sqrt() + &s.eps,
         };
         delta / scale * gamma + beta
-    }
-
-    /// t as the nearest f64 (for error metrics; exact enough, not used for decisions).
-    pub fn value_f64(&self) -> f64 {
-        match self.approximate() {
-            Some((t, _)) => t.hi,
-            None => self.mpfr_value().to_f64(),
-        }
     }
 
     /// Walks from a candidate to the correctly rounded value by exact midpoint comparisons.
@@ -179,6 +267,37 @@ impl<'a> Element<'a> {
     }
 }
 
+/// The reference's view of one element: its correctly rounded value, an approximation of t
+/// (f64, for error metrics), and the approximation's error bound when the fast path ran.
+#[derive(Debug, Clone, Copy)]
+pub struct Evaluation {
+    pub rounded: u64,
+    pub value: f64,
+    pub bound: Option<f64>,
+}
+
+/// Whether every real within err of t rounds to `candidate`: t − err and t + err lie strictly
+/// inside the candidate's rounding interval, whose half-widths g↑, g↓ (half the gaps to the
+/// neighbours) are exact f64 numbers for every format. With δ = t.hi − c (exact: c is within
+/// one gap of t.hi), the tests are g↑ − δ − t.lo > err and g↓ + δ + t.lo > err; each side is
+/// either computed exactly (Sterbenz) or far larger than err. Zeros and ±∞ are left to the
+/// exact path (signs, the overflow threshold).
+fn inside_rounding_interval(dtype: Dtype, candidate: u64, t: DoubleDouble, err: f64) -> bool {
+    let c = dtype.to_f64(candidate);
+    if c == 0.0 || !c.is_finite() {
+        return false;
+    }
+    let up = dtype.next_up(candidate);
+    let down = dtype.next_down(candidate);
+    if !dtype.is_finite(up) || !dtype.is_finite(down) {
+        return false;
+    }
+    let gap_up = 0.5 * (dtype.to_f64(up) - c);
+    let gap_down = 0.5 * (c - dtype.to_f64(down));
+    let delta = t.hi - c;
+    ((gap_up - delta) - t.lo) > err && ((gap_down + delta) + t.lo) > err
+}
+
 /// Zero results: +0 for an exact zero, the sign of t for a tiny t that rounds to zero.
 fn with_sign_of_zero(dtype: Dtype, bits: u64, e: &Element) -> u64 {
     if dtype.to_f64(bits) != 0.0 {
@@ -204,7 +323,7 @@ pub fn midpoint(dtype: Dtype, a: u64, b: u64) -> Rational {
     let value = |bits: u64, other: u64| -> Rational {
         dtype.to_rational(bits).unwrap_or_else(|| {
             // ∞ stands for 2^(emax+1), the value one ulp past the largest finite number.
-            let p = Rational::from(Rational::from(1) << (dtype.emax() + 1) as u32);
+            let p = Rational::from(1) << (dtype.emax() + 1) as u32;
             if dtype.is_sign_negative(bits) || dtype.to_f64(other) < 0.0 {
                 -p
             } else {
@@ -289,12 +408,28 @@ pub fn row_stats(problem: &Problem, r: usize) -> RowStats {
 pub fn reference_row(problem: &Problem, r: usize, stats: &RowStats, out: &mut [u64]) {
     let dtype = problem.dtype;
     match stats.kind {
-        RowKind::NonFinite | RowKind::Undefined => out.fill(dtype.nan_bits()),
+        RowKind::NonFinite => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = nonfinite_row_output(problem, stats, element_input(problem, r, i));
+            }
+        }
+        RowKind::Undefined => out.fill(dtype.nan_bits()),
         RowKind::Defined => {
             for (i, o) in out.iter_mut().enumerate() {
                 *o = Element::new(stats, element_input(problem, r, i)).round(dtype);
             }
         }
+    }
+}
+
+/// The IEEE-consistent output of an element of a non-finite row (see `RowKind::NonFinite`).
+pub fn nonfinite_row_output(problem: &Problem, stats: &RowStats, e: ElementInput) -> u64 {
+    let dtype = problem.dtype;
+    if problem.op == crate::problem::Op::RmsNorm && !stats.has_nan && e.x.is_finite() {
+        // γ·x/∞ + β: the limit is γ·(±0) + β, exactly β (rounded; β is already a value).
+        dtype.round_f64(e.beta)
+    } else {
+        dtype.nan_bits()
     }
 }
 
@@ -314,4 +449,111 @@ pub fn reference(problem: &Problem) -> Result<ReferenceOutput> {
         })
         .collect();
     Ok(ReferenceOutput { stats, y })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::RowStats;
+    use crate::problem::Op;
+
+    /// The fast path's bound really bounds its error, and is not vacuous.
+    #[test]
+    fn fast_path_bound_holds_against_mpfr() {
+        let mut s = 12345u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut checked = 0;
+        for trial in 0..300 {
+            let offset = if trial % 3 == 0 { 1e6 } else { 0.0 };
+            let row: Vec<f64> = (0..7).map(|_| (offset + next()) as f32 as f64).collect();
+            let op = if trial % 2 == 0 {
+                Op::LayerNorm
+            } else {
+                Op::RmsNorm
+            };
+            let conv = if trial % 5 == 0 {
+                EpsConvention::Outside
+            } else {
+                EpsConvention::Inside
+            };
+            let eps = Rational::from_f64(1e-5f32 as f64).unwrap();
+            let stats = RowStats::compute(&row, Dtype::F32, op, conv, &eps);
+            for &x in &row {
+                let e = Element::new(
+                    &stats,
+                    ElementInput {
+                        x,
+                        gamma: 1.5 + next(),
+                        beta: next(),
+                    },
+                );
+                let (t, err) = e.approximate().expect("fast path applies");
+                let exact = Float::with_val(1000, e.mpfr_value());
+                let approx = Float::with_val(1000, t.hi) + t.lo;
+                let diff = Float::with_val(1000, &exact - &approx).abs().to_f64();
+                assert!(diff <= err, "error {diff:e} exceeds bound {err:e}");
+                assert!(
+                    err < 1e-25 * (1.0 + t.hi.abs()) * 1e6,
+                    "bound {err:e} is vacuous"
+                );
+                assert!(err > 0.0);
+                let (t64, err64) = e.approximate_f64().expect("f64 path applies");
+                let diff64 = Float::with_val(1000, &exact - t64).abs().to_f64();
+                assert!(
+                    diff64 <= err64,
+                    "f64 path error {diff64:e} exceeds bound {err64:e}"
+                );
+                assert!(
+                    err64 < 1e-12 * (1.0 + t64.abs()) * 1e6,
+                    "bound {err64:e} is vacuous"
+                );
+                assert!(diff64 > 0.0 || err64 > 0.0);
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 2100);
+    }
+
+    #[test]
+    fn sign_of_p_minus_q_sqrt_cases() {
+        let r = |n: i64, d: u64| Rational::from((n, d));
+        // 3 − 2√2 > 0, 3 − 2√3 < 0, 2 − 1·√4 = 0, −1 − (−1)√1 = 0
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(3, 1), &r(2, 1), &r(2, 1)),
+            Ordering::Greater
+        );
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(3, 1), &r(2, 1), &r(3, 1)),
+            Ordering::Less
+        );
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(2, 1), &r(1, 1), &r(4, 1)),
+            Ordering::Equal
+        );
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(-1, 1), &r(-1, 1), &r(1, 1)),
+            Ordering::Equal
+        );
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(-3, 1), &r(-2, 1), &r(3, 1)),
+            Ordering::Greater
+        );
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(0, 1), &r(5, 1), &r(0, 1)),
+            Ordering::Equal
+        );
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(1, 1), &r(-5, 1), &r(2, 1)),
+            Ordering::Greater
+        );
+        assert_eq!(
+            sign_of_p_minus_q_sqrt(&r(-1, 1), &r(5, 1), &r(2, 1)),
+            Ordering::Less
+        );
+    }
 }

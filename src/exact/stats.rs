@@ -22,7 +22,8 @@ pub enum RowKind {
     Defined,
     /// The scale s is 0 (σ²+ε = 0, or σ = ε = 0 outside): outputs are 0/0, not judged.
     Undefined,
-    /// The row holds NaN or ±∞: every output is NaN (IEEE propagation).
+    /// The row holds NaN or ±∞. IEEE propagation: every output is NaN, except RMSNorm rows
+    /// with ±∞ and no NaN, where finite elements tend to γ·0 + β (x/∞) and ±∞ ones are NaN.
     NonFinite,
 }
 
@@ -30,6 +31,8 @@ pub enum RowKind {
 #[derive(Debug, Clone)]
 pub struct RowStats {
     pub kind: RowKind,
+    /// Whether the row holds a NaN (as opposed to only ±∞) — see `RowKind::NonFinite`.
+    pub has_nan: bool,
     pub op: Op,
     pub convention: EpsConvention,
     /// μ exactly (0 for RMSNorm).
@@ -44,9 +47,13 @@ pub struct RowStats {
     pub inv_scale_dd: DoubleDouble,
     /// Whether the double-double fast path is safe for this row.
     pub fast: bool,
-    /// Approximations the judge's tolerance uses (f64, relative error ≲ 2^-50).
-    pub mean_abs: f64,
-    pub scale: f64,
+    /// 1/s to 160 bits (0 on undefined rows): MPFR's exponent range holds every row's scale.
+    pub inv_scale: Float,
+    /// The ratios the judge's tolerance uses, as f64 (to ~2^-50): μ/s and mean|x|/s. Ratios
+    /// stay representable where s itself (extreme f64 rows) may not.
+    pub mean_over_scale: f64,
+    pub mean_abs_over_scale: f64,
+    /// σ = √q as an f64, for reports (may under- or overflow on extreme f64 rows).
     pub sigma: f64,
 }
 
@@ -63,6 +70,7 @@ impl RowStats {
         let nonfinite = values.iter().any(|x| !x.is_finite());
         let mut stats = RowStats {
             kind: RowKind::NonFinite,
+            has_nan: values.iter().any(|x| x.is_nan()),
             op,
             convention,
             mean: Rational::new(),
@@ -71,8 +79,9 @@ impl RowStats {
             mean_dd: DoubleDouble::ZERO,
             inv_scale_dd: DoubleDouble::ZERO,
             fast: false,
-            mean_abs: f64::NAN,
-            scale: f64::NAN,
+            inv_scale: Float::new(SCALE_PRECISION),
+            mean_over_scale: f64::NAN,
+            mean_abs_over_scale: f64::NAN,
             sigma: f64::NAN,
         };
         if nonfinite || d == 0 {
@@ -107,11 +116,10 @@ impl RowStats {
             EpsConvention::Outside => q_float.clone().sqrt() + eps,
         };
         stats.mean_dd = DoubleDouble::from_rational(&mean);
-        stats.scale = scale.to_f64();
         stats.sigma = q_float.sqrt().to_f64();
-        stats.mean_abs = values.iter().map(|x| x.abs()).sum::<f64>() / d as f64;
         if !undefined {
-            stats.inv_scale_dd = DoubleDouble::from_float(&scale.recip());
+            stats.inv_scale = scale.recip();
+            stats.inv_scale_dd = DoubleDouble::from_float(&stats.inv_scale);
         }
         let within = |x: f64| x == 0.0 || x.abs().log2().abs() < FAST_PATH_MAX_EXPONENT as f64;
         let max_abs = values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -120,14 +128,100 @@ impl RowStats {
             && within(stats.mean_dd.hi)
             && within(max_abs)
             && within(max_abs * stats.inv_scale_dd.hi);
+        if stats.fast {
+            let r = stats.inv_scale_dd.hi;
+            stats.mean_over_scale = stats.mean_dd.hi * r;
+            stats.mean_abs_over_scale = values.iter().map(|x| x.abs()).sum::<f64>() / d as f64 * r;
+        } else {
+            let sum_abs = values.iter().fold(Float::new(64), |a, x| a + x.abs());
+            stats.mean_over_scale = (Float::with_val(64, &mean) * &stats.inv_scale).to_f64();
+            stats.mean_abs_over_scale = (sum_abs / d as f64 * &stats.inv_scale).to_f64();
+        }
         stats.mean = mean;
         stats.q = q;
         stats
+    }
+
+    /// v/s as an f64: in f64 on fast rows, through MPFR elsewhere (where s may not be an f64).
+    pub fn over_scale(&self, v: f64) -> f64 {
+        if self.fast {
+            v * self.inv_scale_dd.hi
+        } else {
+            (Float::with_val(64, v) * &self.inv_scale).to_f64()
+        }
     }
 }
 
 /// Σx and Σx² of finite values, exactly.
 pub fn exact_sums(values: &[f64], dtype: Dtype) -> (Rational, Rational) {
+    if dtype != Dtype::F64 {
+        if let Some(sums) = fixed_point_sums(values) {
+            return sums;
+        }
+    }
+    superaccumulator_sums(values, dtype)
+}
+
+/// The fast route for rows of narrow-format values whose exponents span little: every value
+/// is m·2^e with |m| < 2^24, so with e₀ the smallest exponent, Σ m·2^(e−e₀) and
+/// Σ m²·2^(2(e−e₀)) are integers that fit an i128 when the span is small. None otherwise.
+fn fixed_point_sums(values: &[f64]) -> Option<(Rational, Rational)> {
+    // Decompose x = m·2^e with m an integer of at most 53 bits (24 for the narrow formats).
+    let decompose = |x: f64| -> (i64, i32) {
+        let bits = x.to_bits();
+        let biased = ((bits >> 52) & 0x7ff) as i32;
+        let frac = (bits & ((1u64 << 52) - 1)) as i64;
+        let (m, e) = if biased == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1i64 << 52), biased - 1075)
+        };
+        // Strip trailing zeros so m holds the significant bits only.
+        let tz = (m.trailing_zeros()).min(63) as i32;
+        let (m, e) = (m >> tz, e + tz);
+        (if x < 0.0 { -m } else { m }, e)
+    };
+    let (mut e_min, mut e_max) = (i32::MAX, i32::MIN);
+    for &x in values {
+        if x != 0.0 {
+            let (m, e) = decompose(x);
+            if m.unsigned_abs() >= 1 << 24 {
+                return None;
+            }
+            e_min = e_min.min(e);
+            e_max = e_max.max(e);
+        }
+    }
+    if e_min == i32::MAX {
+        return Some((Rational::new(), Rational::new()));
+    }
+    let span = e_max - e_min;
+    let log_d = (usize::BITS - values.len().leading_zeros()) as i32;
+    if 2 * span + 48 + log_d + 2 >= 127 {
+        return None;
+    }
+    let (mut s1, mut s2) = (0i128, 0i128);
+    for &x in values {
+        if x != 0.0 {
+            let (m, e) = decompose(x);
+            let k = (e - e_min) as u32;
+            s1 += (m as i128) << k;
+            s2 += ((m * m) as i128) << (2 * k);
+        }
+    }
+    let scale = |v: i128, e: i32| {
+        let r = Rational::from(rug::Integer::from(v));
+        if e >= 0 {
+            r << e as u32
+        } else {
+            r >> (-e) as u32
+        }
+    };
+    Some((scale(s1, e_min), scale(s2, 2 * e_min)))
+}
+
+/// The general route: superaccumulators (any f64 values).
+fn superaccumulator_sums(values: &[f64], dtype: Dtype) -> (Rational, Rational) {
     let mut sum = SuperAccumulator::new();
     let mut sum_sq = SuperAccumulator::new();
     // For f64 inputs the square needs two f64s (two_prod), exact only away from the ends of
@@ -226,6 +320,35 @@ mod tests {
             &q(0.0),
         );
         assert_eq!(s.kind, RowKind::NonFinite);
+    }
+
+    #[test]
+    fn both_routes_give_the_same_sums() {
+        let rows: [&[f64]; 4] = [
+            &[1.5, -2.25, 1e-3_f32 as f64, 0.0, 3.0],
+            &[1e30_f32 as f64, 1e-30_f32 as f64, -7.0],
+            &[0.0, -0.0],
+            &[65504.0, -65504.0, 2f64.powi(-24)],
+        ];
+        for row in rows {
+            let fixed = fixed_point_sums(row);
+            let general = superaccumulator_sums(row, Dtype::F32);
+            let direct_sum = row
+                .iter()
+                .map(|&x| q(x))
+                .fold(Rational::new(), |a, b| a + b);
+            let direct_sq = row
+                .iter()
+                .map(|&x| q(x).square())
+                .fold(Rational::new(), |a, b| a + b);
+            assert_eq!(general, (direct_sum.clone(), direct_sq.clone()));
+            if let Some(f) = fixed {
+                assert_eq!(f, (direct_sum, direct_sq));
+            }
+        }
+        // A wide exponent span must not take the fixed-point route.
+        assert!(fixed_point_sums(&[1e30_f32 as f64, 1e-30_f32 as f64]).is_none());
+        assert!(fixed_point_sums(&[1.5, -2.25, 0.001_f32 as f64]).is_some());
     }
 
     #[test]

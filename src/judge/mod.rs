@@ -1,1 +1,423 @@
-//! judge
+//! The judge: compares a kernel's outputs with the correctly rounded reference, element by
+//! element, and sorts each into a tier (`verdict`), with the one tolerance formula
+//! (`tolerance`); `report` renders the result.
+
+pub mod api;
+pub mod bench;
+pub mod error_model;
+pub mod report;
+pub mod tolerance;
+pub mod verdict;
+
+use crate::adapters::Kernel;
+use crate::cases::{self, BatteryConfig, Case};
+use crate::dtype::Dtype;
+use crate::error::{Error, Result};
+use crate::exact::reference::row_stats;
+use crate::exact::reference::Evaluation;
+use crate::exact::ElementInput;
+use crate::exact::{Element, RowKind, RowStats};
+use crate::problem::{EpsConvention, Op, Problem};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use tolerance::ElementTerms;
+pub use verdict::{Tally, Tier};
+
+/// How many failures a report lists in full.
+pub const FAILURES_LISTED: usize = 10;
+
+/// One failing element, with everything needed to understand it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    pub case: Option<usize>,
+    pub family: String,
+    pub row: usize,
+    pub col: usize,
+    pub d: usize,
+    pub eps: f32,
+    /// Row statistics (approximations of the exact values): μ, σ, and κ of this element.
+    pub mean: f64,
+    pub sigma: f64,
+    pub kappa: f64,
+    pub x: f64,
+    pub x_bits: String,
+    pub expected: f64,
+    pub expected_bits: String,
+    pub actual: f64,
+    pub actual_bits: String,
+    /// The exact value (approximately).
+    pub exact: f64,
+    pub ulp: Option<u64>,
+    pub rel_err: f64,
+    pub bound: f64,
+}
+
+/// The verdict on a kernel over a set of problems.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub kernel: String,
+    pub op: Op,
+    pub dtype: Dtype,
+    pub convention: EpsConvention,
+    pub seed: Option<u64>,
+    pub cases: usize,
+    pub tally: Tally,
+    pub per_family: BTreeMap<String, Tally>,
+    /// The first failures, in battery order.
+    pub failures: Vec<Failure>,
+    /// Problems on which the kernel reported an error instead of outputs.
+    pub kernel_errors: Vec<String>,
+    /// A command that reproduces the first failure.
+    pub reproducer: Option<String>,
+    /// The case holding the element farthest (in ULPs) from the correctly rounded value.
+    pub worst_case: Option<usize>,
+    pub worst_case_ulp: u64,
+}
+
+impl Report {
+    pub fn new(
+        kernel: impl Into<String>,
+        op: Op,
+        dtype: Dtype,
+        convention: EpsConvention,
+        seed: Option<u64>,
+    ) -> Self {
+        Report {
+            kernel: kernel.into(),
+            op,
+            dtype,
+            convention,
+            seed,
+            cases: 0,
+            tally: Tally::default(),
+            per_family: BTreeMap::new(),
+            failures: Vec::new(),
+            kernel_errors: Vec::new(),
+            reproducer: None,
+            worst_case: None,
+            worst_case_ulp: 0,
+        }
+    }
+
+    /// Pass: no element failed and the kernel never refused a problem.
+    pub fn passed(&self) -> bool {
+        self.tally.failed == 0 && self.kernel_errors.is_empty()
+    }
+
+    /// The id of the first failing case (element failure or kernel error), if any.
+    pub fn first_failing_case(&self) -> Option<usize> {
+        self.failures.first().and_then(|f| f.case)
+    }
+}
+
+/// What the judge knows about the problem being judged, for the report.
+#[derive(Debug, Clone)]
+pub struct ProblemLabel {
+    pub case: Option<usize>,
+    pub family: String,
+}
+
+/// Judges one element; returns its tier, its ULP distance (finite pairs), relative error and
+/// the bound (0 where the tier was decided without it).
+fn judge_element(
+    dtype: Dtype,
+    d: usize,
+    stats: &RowStats,
+    e: &Element,
+    eval: &Evaluation,
+    actual: u64,
+) -> (Tier, Option<u64>, f64, f64) {
+    let expected = eval.rounded;
+    if stats.kind == RowKind::NonFinite {
+        // NaN is always IEEE-consistent here; a finite output only where the limit is finite.
+        let limit_met = !dtype.is_nan(expected)
+            && !dtype.is_nan(actual)
+            && dtype.to_f64(actual) == dtype.to_f64(expected);
+        let tier = if dtype.is_nan(actual) || limit_met {
+            Tier::Exact
+        } else {
+            Tier::Fail
+        };
+        return (
+            tier,
+            None,
+            if tier == Tier::Exact {
+                0.0
+            } else {
+                f64::INFINITY
+            },
+            0.0,
+        );
+    }
+    if dtype.is_nan(actual) {
+        return (Tier::Fail, None, f64::INFINITY, 0.0);
+    }
+    let o = dtype.to_f64(actual);
+    let y = eval.value;
+    let rel_err = if o == y {
+        0.0
+    } else if y == 0.0 {
+        f64::INFINITY
+    } else {
+        ((o - y) / y).abs()
+    };
+    let ulp = dtype.ulp_distance(actual, expected);
+    if o == dtype.to_f64(expected) {
+        return (Tier::Exact, Some(0), rel_err, 0.0);
+    }
+    if ulp == 1 {
+        // Faithful iff the output is the neighbour on the exact value's side.
+        let side = e.compare_to_value_with(dtype, expected, eval);
+        let out_side = if dtype.ordinal(actual) > dtype.ordinal(expected) {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
+        if side == out_side {
+            return (Tier::Faithful, Some(1), rel_err, 0.0);
+        }
+    }
+    let input = e.input;
+    let b = tolerance::bound(
+        dtype,
+        d,
+        stats,
+        ElementTerms {
+            x: input.x,
+            gamma: input.gamma,
+            beta: input.beta,
+            y,
+        },
+    );
+    let tier = if o.is_finite() && y.is_finite() && tolerance::within_bound(dtype, o, y, b) {
+        Tier::WithinBound
+    } else {
+        Tier::Fail
+    };
+    (tier, Some(ulp), rel_err, b)
+}
+
+struct RowOutcome {
+    tally: Tally,
+    failures: Vec<Failure>,
+}
+
+/// γ and β as f64, decoded once per problem.
+struct Parameters {
+    gamma: Vec<f64>,
+    beta: Vec<f64>,
+}
+
+impl Parameters {
+    fn of(problem: &Problem) -> Self {
+        Parameters {
+            gamma: (0..problem.d).map(|i| problem.gamma_at(i)).collect(),
+            beta: (0..problem.d).map(|i| problem.beta_at(i)).collect(),
+        }
+    }
+}
+
+fn judge_row(
+    problem: &Problem,
+    params: &Parameters,
+    r: usize,
+    actual: &[u64],
+    label: &ProblemLabel,
+) -> RowOutcome {
+    let dtype = problem.dtype;
+    let d = problem.d;
+    let stats = row_stats(problem, r);
+    let mut tally = Tally::default();
+    let mut failures = Vec::new();
+    if stats.kind == RowKind::Undefined {
+        tally.undefined = d as u64;
+        return RowOutcome { tally, failures };
+    }
+    let (mut err2, mut ref2) = (0.0f64, 0.0f64);
+    for (i, &a) in actual.iter().enumerate() {
+        let input = ElementInput {
+            x: dtype.to_f64(problem.x[r * d + i]),
+            gamma: params.gamma[i],
+            beta: params.beta[i],
+        };
+        let e = Element::new(&stats, input);
+        let eval = match stats.kind {
+            RowKind::Defined => e.evaluate(dtype),
+            _ => Evaluation {
+                rounded: crate::exact::reference::nonfinite_row_output(problem, &stats, e.input),
+                value: f64::NAN,
+                bound: None,
+            },
+        };
+
+        let (tier, ulp, rel_err, bound) = judge_element(dtype, d, &stats, &e, &eval, a);
+        tally.add(tier);
+        if let Some(u) = ulp {
+            tally.max_ulp = tally.max_ulp.max(u);
+        }
+        tally.max_rel_err = verdict::max_nan_aware(tally.max_rel_err, rel_err);
+        if tier == Tier::WithinBound {
+            let used = tolerance::bound_use(dtype, dtype.to_f64(a), eval.value, bound);
+            tally.max_bound_use = tally.max_bound_use.max(used);
+        }
+        if stats.kind == RowKind::Defined {
+            let y = eval.value;
+            let o = dtype.to_f64(a);
+            err2 += (o - y) * (o - y);
+            ref2 += y * y;
+        }
+        if tier == Tier::Fail && failures.len() < FAILURES_LISTED {
+            let x = e.input.x;
+            failures.push(Failure {
+                case: label.case,
+                family: label.family.clone(),
+                row: r,
+                col: i,
+                d,
+                eps: problem.eps.value(),
+                mean: stats.mean_dd.hi,
+                sigma: stats.sigma,
+                kappa: tolerance::condition(&stats, x),
+                x,
+                x_bits: dtype.hex(problem.x[r * d + i]),
+                expected: dtype.to_f64(eval.rounded),
+                expected_bits: dtype.hex(eval.rounded),
+                actual: dtype.to_f64(a),
+                actual_bits: dtype.hex(a),
+                exact: eval.value,
+                ulp,
+                rel_err,
+                bound,
+            });
+        }
+    }
+    if stats.kind == RowKind::Defined {
+        let nmse = if ref2 > 0.0 {
+            err2 / ref2
+        } else if err2 > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+        tally.max_row_nmse = verdict::max_nan_aware(0.0, nmse);
+    }
+    RowOutcome { tally, failures }
+}
+
+/// Judges a kernel's outputs (`actual`, rows × d bits) for a problem into `report`.
+pub fn judge_problem(
+    problem: &Problem,
+    actual: &[u64],
+    label: &ProblemLabel,
+    report: &mut Report,
+) -> Result<()> {
+    problem.validate()?;
+    if actual.len() != problem.rows * problem.d {
+        return Err(Error::input(format!(
+            "outputs hold {} values, expected rows × d = {} × {}",
+            actual.len(),
+            problem.rows,
+            problem.d
+        )));
+    }
+    let d = problem.d;
+    let params = Parameters::of(problem);
+    let outcomes: Vec<RowOutcome> = (0..problem.rows)
+        .into_par_iter()
+        .map(|r| judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label))
+        .collect();
+    let family = report.per_family.entry(label.family.clone()).or_default();
+    for o in &outcomes {
+        family.merge(&o.tally);
+    }
+    let problem_max_ulp = outcomes.iter().map(|o| o.tally.max_ulp).max().unwrap_or(0);
+    if problem_max_ulp > report.worst_case_ulp || report.worst_case.is_none() {
+        report.worst_case = label.case;
+        report.worst_case_ulp = problem_max_ulp;
+    }
+    for o in outcomes {
+        report.tally.merge(&o.tally);
+        for f in o.failures {
+            if report.failures.len() < FAILURES_LISTED {
+                report.failures.push(f);
+            }
+        }
+    }
+    report.cases += 1;
+    Ok(())
+}
+
+/// Runs a kernel over a battery and judges every case. `progress` shows a bar on stderr.
+pub fn run_battery(
+    kernel: &dyn Kernel,
+    config: &BatteryConfig,
+    only_case: Option<usize>,
+    progress: bool,
+) -> Result<Report> {
+    if !kernel.supports(config.op, config.dtype) {
+        return Err(Error::usage(format!(
+            "kernel '{}' does not implement {} in {}",
+            kernel.name(),
+            config.op,
+            config.dtype
+        )));
+    }
+    let ids: Vec<usize> = match only_case {
+        Some(id) => vec![id],
+        None => (0..cases::battery::battery_len(config)).collect(),
+    };
+    let mut report = Report::new(
+        kernel.name(),
+        config.op,
+        config.dtype,
+        config.convention,
+        Some(config.seed),
+    );
+    let bar = crate::artifacts::progress::bar(ids.len() as u64, "cases", progress);
+    for id in ids {
+        bar.inc(1);
+        let Some(case) = cases::case(config, id) else {
+            if only_case.is_some() {
+                return Err(Error::usage(format!(
+                    "the battery has no case {id} (or it is filtered out)"
+                )));
+            }
+            continue;
+        };
+        judge_case(kernel, &case, &mut report)?;
+    }
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+/// Runs and judges one case.
+pub fn judge_case(kernel: &dyn Kernel, case: &Case, report: &mut Report) -> Result<()> {
+    let label = ProblemLabel {
+        case: Some(case.id),
+        family: case.family.name().to_string(),
+    };
+    match kernel.run(&case.problem) {
+        Ok(actual) if actual.len() == case.problem.x.len() => {
+            judge_problem(&case.problem, &actual, &label, report)
+        }
+        Ok(actual) => {
+            report.kernel_errors.push(format!(
+                "case {}: the kernel returned {} values, expected {}",
+                case.id,
+                actual.len(),
+                case.problem.x.len()
+            ));
+            report.cases += 1;
+            Ok(())
+        }
+        Err(msg) => {
+            report
+                .kernel_errors
+                .push(format!("case {} ({}): {msg}", case.id, case.family.name()));
+            report.cases += 1;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! `normoracle bench-oracle`: the time of a verdict against numpy's float64 LayerNorm of the
+//! same data, measured side by side.
+
+use super::Outcome;
+use normoracle::judge::bench;
+use normoracle::Result;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, default_value_t = 4096)]
+    pub rows: usize,
+    #[arg(long, default_value_t = 4096)]
+    pub d: usize,
+    /// Runs per side; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    if args.rows == 0 || args.d == 0 || args.repeats == 0 {
+        return Err(normoracle::Error::usage(
+            "--rows, --d and --repeats must be positive",
+        ));
+    }
+    let t = bench::oracle_vs_numpy(args.rows, args.d, args.repeats, args.seed)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&t).expect("json"));
+    } else {
+        println!(
+            "verdict on {}×{} f32 (reference-f64 outputs, {} threads): median {:.3} s over {} runs",
+            t.rows, t.d, t.threads, t.verdict_seconds, t.repeats
+        );
+        match (t.numpy_seconds, t.ratio) {
+            (Some(n), Some(r)) => println!("numpy float64 LayerNorm of the same data: median {n:.3} s; ratio verdict/numpy = {r:.2}"),
+            _ => println!("numpy: not importable (python3 -c 'import numpy' failed); no ratio"),
+        }
+    }
+    Ok(Outcome::Pass)
+}

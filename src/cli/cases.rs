@@ -1,0 +1,50 @@
+//! `normoracle cases`: write the battery to a directory, for drivers in other frameworks.
+
+use super::Outcome;
+use normoracle::cases::rng;
+use normoracle::manifest;
+use normoracle::problem::{EpsConvention, Op};
+use normoracle::{Dtype, Result};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The directory to write (x, γ, β .npy files and manifest.json).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Ops (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "layer_norm,rms_norm", value_parser = |s: &str| s.parse::<Op>())]
+    pub op: Vec<Op>,
+    /// Dtypes (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "f32,f16,bf16", value_parser = |s: &str| s.parse::<Dtype>())]
+    pub dtype: Vec<Dtype>,
+    /// Seed (default: $NORMORACLE_SEED, else a fixed seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Random cases after the systematic ones, per (op, dtype).
+    #[arg(long, default_value_t = 0)]
+    pub cases: usize,
+    #[arg(long, default_value = "inside", value_parser = |s: &str| s.parse::<EpsConvention>())]
+    pub eps_convention: EpsConvention,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let seed = match args.seed {
+        Some(s) => s,
+        None => rng::seed_from_env()?,
+    };
+    let n = manifest::write_cases(
+        &args.out,
+        &args.op,
+        &args.dtype,
+        args.eps_convention,
+        seed,
+        args.cases,
+    )?;
+    eprintln!(
+        "normoracle cases: {n} cases (seed {seed}) written to {}; write each case's outputs to the 'y' file its manifest entry names, then run: normoracle check {}",
+        args.out.display(),
+        args.out.display()
+    );
+    Ok(Outcome::Pass)
+}

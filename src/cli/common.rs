@@ -1,0 +1,52 @@
+//! Arguments shared by several subcommands.
+
+use normoracle::problem::{Eps, EpsConvention, Op};
+use normoracle::{Dtype, Result};
+
+/// The operation, format and ε of a normalization.
+#[derive(clap::Args, Debug, Clone)]
+pub struct NormArgs {
+    /// layer_norm or rms_norm.
+    #[arg(long, value_parser = |s: &str| s.parse::<Op>())]
+    pub op: Op,
+    /// f16, bf16, f32 or f64.
+    #[arg(long, value_parser = |s: &str| s.parse::<Dtype>())]
+    pub dtype: Dtype,
+    #[command(flatten)]
+    pub eps: EpsArgs,
+}
+
+/// ε and where it enters.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EpsArgs {
+    /// ε as a decimal; the value used is the f32 nearest to it.
+    #[arg(long, default_value = "1e-5", allow_hyphen_values = true)]
+    pub eps: String,
+    /// ε as the exact bits of an f32 (e.g. 0x3727c5ac); overrides --eps.
+    #[arg(long)]
+    pub eps_bits: Option<String>,
+    /// inside: (x−μ)/√(σ²+ε); outside: (x−μ)/(σ+ε).
+    #[arg(long, default_value = "inside", value_parser = |s: &str| s.parse::<EpsConvention>())]
+    pub eps_convention: EpsConvention,
+}
+
+impl EpsArgs {
+    pub fn eps(&self) -> Result<Eps> {
+        match &self.eps_bits {
+            Some(bits) => Eps::from_bits_text(bits),
+            None => Eps::from_decimal(&self.eps),
+        }
+    }
+}
+
+/// Quotes an argument for a copy-pasteable shell command.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

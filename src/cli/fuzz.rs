@@ -1,0 +1,127 @@
+//! `normoracle fuzz`: runs the battery through a kernel (a shared library or a builtin) and
+//! judges it.
+
+use super::common::shell_quote;
+use super::Outcome;
+use normoracle::adapters::{self, dylib::DylibKernel, Kernel};
+use normoracle::cases::{rng, BatteryConfig, Family};
+use normoracle::judge::{self, report};
+use normoracle::problem::{EpsConvention, Op};
+use normoracle::{Dtype, Error, Result};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A shared library exporting normoracle's C ABI.
+    #[arg(long, conflicts_with = "builtin", required_unless_present = "builtin")]
+    pub lib: Option<PathBuf>,
+    /// The symbol to call (default: normoracle_<op>_<dtype>).
+    #[arg(long, requires = "lib")]
+    pub symbol: Option<String>,
+    /// A kernel compiled into normoracle (reference-f64, native, ...).
+    #[arg(long)]
+    pub builtin: Option<String>,
+    /// layer_norm or rms_norm.
+    #[arg(long, value_parser = |s: &str| s.parse::<Op>())]
+    pub op: Op,
+    /// f16, bf16, f32 (or f64 for builtins).
+    #[arg(long, value_parser = |s: &str| s.parse::<Dtype>())]
+    pub dtype: Dtype,
+    /// Seed of the battery (default: $NORMORACLE_SEED, else a fixed seed). Printed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Random cases after the systematic ones.
+    #[arg(long, default_value_t = 200)]
+    pub cases: usize,
+    /// Run only this case of the battery (as printed in a failure).
+    #[arg(long)]
+    pub case: Option<usize>,
+    /// Run only these families (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub family: Vec<String>,
+    /// The ε convention the kernel implements.
+    #[arg(long, default_value = "inside", value_parser = |s: &str| s.parse::<EpsConvention>())]
+    pub eps_convention: EpsConvention,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let seed = match args.seed {
+        Some(s) => s,
+        None => rng::seed_from_env()?,
+    };
+    let kernel: Box<dyn Kernel> = match (&args.lib, &args.builtin) {
+        (Some(lib), _) => Box::new(DylibKernel::load(
+            lib,
+            args.symbol.as_deref(),
+            args.op,
+            args.dtype,
+        )?),
+        (None, Some(name)) => adapters::builtin(name)?,
+        (None, None) => return Err(Error::usage("give --lib PATH or --builtin NAME")),
+    };
+    let families = args
+        .family
+        .iter()
+        .map(|f| Family::from_name(f))
+        .collect::<Result<Vec<_>>>()?;
+    let config = BatteryConfig {
+        op: args.op,
+        dtype: args.dtype,
+        convention: args.eps_convention,
+        seed,
+        random_cases: args.cases,
+        families,
+    };
+    if !args.json {
+        eprintln!(
+            "normoracle fuzz: {} {} {} seed {seed}",
+            kernel.name(),
+            args.op,
+            args.dtype
+        );
+    }
+    let mut report = judge::run_battery(kernel.as_ref(), &config, args.case, !args.json)?;
+    if let Some(case) = report
+        .first_failing_case()
+        .or_else(|| first_error_case(&report))
+    {
+        report.reproducer = Some(reproducer(&args, seed, case));
+    }
+    if args.json {
+        print!("{}", report::json(&report));
+    } else {
+        print!("{}", report::text(&report));
+    }
+    Ok(Outcome::from_pass(report.passed()))
+}
+
+fn first_error_case(report: &judge::Report) -> Option<usize> {
+    report.kernel_errors.first().and_then(|e| {
+        e.strip_prefix("case ")?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+fn reproducer(args: &Args, seed: u64, case: usize) -> String {
+    let kernel = match (&args.lib, &args.builtin) {
+        (Some(lib), _) => {
+            let sym = args
+                .symbol
+                .as_ref()
+                .map_or(String::new(), |s| format!(" --symbol {}", shell_quote(s)));
+            format!("--lib {}{sym}", shell_quote(&lib.display().to_string()))
+        }
+        (None, Some(b)) => format!("--builtin {}", shell_quote(b)),
+        _ => String::new(),
+    };
+    format!(
+        "normoracle fuzz {kernel} --op {} --dtype {} --eps-convention {} --seed {seed} --cases {} --case {case}",
+        args.op, args.dtype, args.eps_convention, args.cases
+    )
+}

@@ -1,0 +1,127 @@
+//! How fast is a verdict? The oracle judges a rows × d f32 tensor while numpy computes an
+//! (inexact) float64 LayerNorm of the same data, measured side by side in one run; the ratio
+//! is what the README quotes.
+
+use super::{judge_problem, ProblemLabel, Report};
+use crate::adapters::{reference_f64::ReferenceF64, Kernel};
+use crate::cases::rng::Rng;
+use crate::error::{Error, Result};
+use crate::npy;
+use crate::problem::{Eps, EpsConvention, Op, Problem};
+use crate::Dtype;
+use std::time::Instant;
+
+/// One measurement: medians over `repeats` runs, in seconds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct OracleTiming {
+    pub rows: usize,
+    pub d: usize,
+    pub repeats: usize,
+    pub verdict_seconds: f64,
+    pub numpy_seconds: Option<f64>,
+    pub ratio: Option<f64>,
+    pub threads: usize,
+    pub passed: bool,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// A rows × d f32 LayerNorm problem of N(0,1) data (portable generator).
+pub fn gaussian_problem(rows: usize, d: usize, seed: u64) -> Problem {
+    let mut rng = Rng::new(seed, 0);
+    Problem {
+        op: Op::LayerNorm,
+        dtype: Dtype::F32,
+        eps: Eps::from_f32(1e-5).expect("valid"),
+        convention: EpsConvention::Inside,
+        rows,
+        d,
+        x: (0..rows * d)
+            .map(|_| Dtype::F32.round_f64(rng.normal()))
+            .collect(),
+        gamma: None,
+        beta: None,
+    }
+}
+
+const NUMPY_SCRIPT: &str = r#"
+import sys, time
+import numpy as np
+x = np.load(sys.argv[1]); reps = int(sys.argv[2]); ts = []
+for _ in range(reps):
+    t = time.perf_counter()
+    xd = x.astype(np.float64)
+    m = xd.mean(axis=-1, keepdims=True)
+    v = ((xd - m) ** 2).mean(axis=-1, keepdims=True)
+    y = (xd - m) / np.sqrt(v + 1e-5)
+    ts.append(time.perf_counter() - t)
+ts.sort(); print(ts[len(ts) // 2])
+"#;
+
+/// Times numpy's float64 LayerNorm of the problem's x; None when python3/numpy is missing.
+fn time_numpy(problem: &Problem, repeats: usize) -> Result<Option<f64>> {
+    let dir = std::env::temp_dir().join(format!("normoracle-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("x.npy");
+    npy::write(
+        &path,
+        &npy::from_bits(vec![problem.rows, problem.d], problem.dtype, &problem.x)?,
+    )?;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(NUMPY_SCRIPT)
+        .arg(&path)
+        .arg(repeats.to_string())
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    match out {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            text.trim()
+                .parse::<f64>()
+                .map(Some)
+                .map_err(|_| Error::io(format!("numpy timing printed '{}'", text.trim())))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Judges reference-f64's outputs on a rows × d tensor `repeats` times, and times numpy.
+pub fn oracle_vs_numpy(rows: usize, d: usize, repeats: usize, seed: u64) -> Result<OracleTiming> {
+    let problem = gaussian_problem(rows, d, seed);
+    let y = ReferenceF64.run(&problem).map_err(Error::input)?;
+    let numpy_seconds = time_numpy(&problem, repeats)?;
+    let mut times = Vec::new();
+    let mut passed = true;
+    for _ in 0..repeats {
+        let mut report = Report::new(
+            "reference-f64",
+            problem.op,
+            problem.dtype,
+            problem.convention,
+            Some(seed),
+        );
+        let label = ProblemLabel {
+            case: None,
+            family: "gaussian".into(),
+        };
+        let start = Instant::now();
+        judge_problem(&problem, &y, &label, &mut report)?;
+        times.push(start.elapsed().as_secs_f64());
+        passed &= report.passed();
+    }
+    let verdict_seconds = median(times);
+    Ok(OracleTiming {
+        rows,
+        d,
+        repeats,
+        verdict_seconds,
+        numpy_seconds,
+        ratio: numpy_seconds.map(|n| verdict_seconds / n),
+        threads: rayon::current_num_threads(),
+        passed,
+    })
+}

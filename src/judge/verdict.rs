@@ -1,0 +1,102 @@
+//! Per-element tiers and their tallies.
+
+use serde::Serialize;
+
+/// How close an output is to the correctly rounded reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Equal to the correctly rounded value (±0 count as equal; NaN where NaN is expected).
+    Exact,
+    /// One of the two values bracketing the exact result (≤ 1 ULP, on the right side).
+    Faithful,
+    /// Within the tolerance formula's bound (`judge::tolerance`).
+    WithinBound,
+    /// Outside the bound, or NaN/∞ where a finite value is expected, or finite where NaN is.
+    Fail,
+}
+
+impl Tier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Exact => "exact",
+            Tier::Faithful => "faithful",
+            Tier::WithinBound => "within-bound",
+            Tier::Fail => "FAIL",
+        }
+    }
+}
+
+/// Counts of tiers and the worst errors seen.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Tally {
+    /// Elements judged (undefined ones excluded).
+    pub judged: u64,
+    pub exact: u64,
+    pub faithful: u64,
+    pub within_bound: u64,
+    pub failed: u64,
+    /// Elements of undefined rows (σ²+ε = 0): not judged.
+    pub undefined: u64,
+    /// Largest ULP distance to the correctly rounded value among finite-vs-finite elements.
+    pub max_ulp: u64,
+    /// Largest relative error |o − y|/|y| (∞ for a nonzero output where y = 0).
+    pub max_rel_err: f64,
+    /// Largest per-row normalized mean squared error Σ(o−y)²/Σy².
+    pub max_row_nmse: f64,
+    /// Largest fraction of the tolerance used, |o − y|/(B + ulp), over elements judged against
+    /// the bound (how close a passing kernel came to failing; > 1 means FAIL).
+    pub max_bound_use: f64,
+}
+
+impl Tally {
+    pub fn add(&mut self, tier: Tier) {
+        self.judged += 1;
+        match tier {
+            Tier::Exact => self.exact += 1,
+            Tier::Faithful => self.faithful += 1,
+            Tier::WithinBound => self.within_bound += 1,
+            Tier::Fail => self.failed += 1,
+        }
+    }
+
+    pub fn merge(&mut self, other: &Tally) {
+        self.judged += other.judged;
+        self.exact += other.exact;
+        self.faithful += other.faithful;
+        self.within_bound += other.within_bound;
+        self.failed += other.failed;
+        self.undefined += other.undefined;
+        self.max_ulp = self.max_ulp.max(other.max_ulp);
+        self.max_rel_err = max_nan_aware(self.max_rel_err, other.max_rel_err);
+        self.max_row_nmse = max_nan_aware(self.max_row_nmse, other.max_row_nmse);
+        self.max_bound_use = max_nan_aware(self.max_bound_use, other.max_bound_use);
+    }
+
+    /// Percentage of judged elements that are correctly rounded.
+    pub fn percent_correctly_rounded(&self) -> f64 {
+        percent(self.exact, self.judged)
+    }
+
+    /// Percentage of judged elements that are faithful (exact included).
+    pub fn percent_faithful(&self) -> f64 {
+        percent(self.exact + self.faithful, self.judged)
+    }
+}
+
+fn percent(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        100.0
+    } else {
+        100.0 * n as f64 / of as f64
+    }
+}
+
+/// max that lets NaN win (a NaN error is the worst error).
+pub fn max_nan_aware(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}

@@ -1,0 +1,236 @@
+//! The battery on disk, for frameworks outside Rust: `normoracle cases --out DIR` writes each
+//! case's x, γ and β as .npy files and a `manifest.json` describing them (op, dtype, ε as
+//! exact f32 bits, convention, seed); a driver script writes each case's outputs to the
+//! file the manifest names, and `normoracle check DIR` judges them all.
+
+use crate::cases::{self, BatteryConfig};
+use crate::error::{Error, Result};
+use crate::judge::{self, ProblemLabel, Report};
+use crate::npy;
+use crate::problem::{Eps, EpsConvention, Op, Problem};
+use crate::Dtype;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The manifest's name inside the directory.
+pub const MANIFEST: &str = "manifest.json";
+
+/// One case on disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ManifestCase {
+    pub id: usize,
+    pub op: String,
+    pub dtype: String,
+    /// ε as the bits of an f32 (exact), and as a decimal for reading.
+    pub eps_bits: String,
+    pub eps: f32,
+    pub convention: String,
+    pub family: String,
+    pub rows: usize,
+    pub d: usize,
+    pub x: String,
+    pub gamma: Option<String>,
+    pub beta: Option<String>,
+    /// Where the driver writes the outputs (same shape and dtype as x).
+    pub y: String,
+}
+
+/// The whole manifest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub normoracle: String,
+    pub seed: u64,
+    /// How dtypes are stored: f16 as '<f2', bf16 as '<u2' bit patterns, f32 '<f4', f64 '<f8'.
+    pub storage: String,
+    pub cases: Vec<ManifestCase>,
+}
+
+/// Writes the batteries of every (op, dtype) given into `dir`; returns the case count.
+pub fn write_cases(
+    dir: &Path,
+    ops: &[Op],
+    dtypes: &[Dtype],
+    convention: EpsConvention,
+    seed: u64,
+    random_cases: usize,
+) -> Result<usize> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
+    let mut manifest = Manifest {
+        normoracle: env!("CARGO_PKG_VERSION").into(),
+        seed,
+        storage: "f16 '<f2', bf16 '<u2' (bit patterns), f32 '<f4', f64 '<f8'".into(),
+        cases: Vec::new(),
+    };
+    for &op in ops {
+        for &dtype in dtypes {
+            let mut config = BatteryConfig::new(op, dtype, seed);
+            config.convention = convention;
+            config.random_cases = random_cases;
+            for case in cases::battery(&config) {
+                let p = &case.problem;
+                let stem = format!("{op}_{dtype}_{:04}", case.id);
+                let write = |suffix: &str, shape: Vec<usize>, bits: &[u64]| -> Result<String> {
+                    let name = format!("{stem}_{suffix}.npy");
+                    npy::write(&dir.join(&name), &npy::from_bits(shape, dtype, bits)?)?;
+                    Ok(name)
+                };
+                manifest.cases.push(ManifestCase {
+                    id: case.id,
+                    op: op.name().into(),
+                    dtype: dtype.name().into(),
+                    eps_bits: format!("0x{:08x}", p.eps.value().to_bits()),
+                    eps: p.eps.value(),
+                    convention: convention.name().into(),
+                    family: case.family.name().into(),
+                    rows: p.rows,
+                    d: p.d,
+                    x: write("x", vec![p.rows, p.d], &p.x)?,
+                    gamma: p
+                        .gamma
+                        .as_ref()
+                        .map(|g| write("gamma", vec![p.d], g))
+                        .transpose()?,
+                    beta: p
+                        .beta
+                        .as_ref()
+                        .map(|b| write("beta", vec![p.d], b))
+                        .transpose()?,
+                    y: format!("{stem}_y.npy"),
+                });
+            }
+        }
+    }
+    let text = serde_json::to_string_pretty(&manifest).expect("manifest serializes");
+    std::fs::write(dir.join(MANIFEST), text)
+        .map_err(|e| Error::io(format!("cannot write the manifest: {e}")))?;
+    Ok(manifest.cases.len())
+}
+
+/// Reads a directory's manifest.
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let path = dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Error::io(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::input(format!("{}: malformed manifest: {e}", path.display())))
+}
+
+/// Judges every case of a directory whose outputs exist: one report per (op, dtype), and the
+/// number of cases whose outputs are missing.
+pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<(Vec<Report>, usize)> {
+    let manifest = read_manifest(dir)?;
+    let mut reports: Vec<Report> = Vec::new();
+    let mut missing = 0;
+    for c in &manifest.cases {
+        let op: Op = c.op.parse()?;
+        let dtype: Dtype = c.dtype.parse()?;
+        let convention: EpsConvention = c.convention.parse()?;
+        let y_path = dir.join(&c.y);
+        if !y_path.exists() {
+            missing += 1;
+            continue;
+        }
+        let read_bits = |name: &str, what: &str| -> Result<(Vec<usize>, Vec<u64>)> {
+            let a = npy::read(&dir.join(name))?;
+            Ok((a.shape.clone(), npy::bits_of(&a, dtype, what)?))
+        };
+        let (shape, x) = read_bits(&c.x, "x")?;
+        let (y_shape, y) = read_bits(&c.y, "y")?;
+        if y_shape != shape {
+            return Err(Error::input(format!(
+                "{}: shape {y_shape:?}, expected {shape:?}",
+                c.y
+            )));
+        }
+        let problem = Problem {
+            op,
+            dtype,
+            eps: Eps::from_bits_text(&c.eps_bits)?,
+            convention,
+            rows: c.rows,
+            d: c.d,
+            x,
+            gamma: c
+                .gamma
+                .as_ref()
+                .map(|g| read_bits(g, "gamma").map(|t| t.1))
+                .transpose()?,
+            beta: c
+                .beta
+                .as_ref()
+                .map(|b| read_bits(b, "beta").map(|t| t.1))
+                .transpose()?,
+        };
+        let index = match reports.iter().position(|r| r.op == op && r.dtype == dtype) {
+            Some(i) => i,
+            None => {
+                reports.push(Report::new(
+                    kernel_name,
+                    op,
+                    dtype,
+                    convention,
+                    Some(manifest.seed),
+                ));
+                reports.len() - 1
+            }
+        };
+        let label = ProblemLabel {
+            case: Some(c.id),
+            family: c.family.clone(),
+        };
+        judge::judge_problem(&problem, &y, &label, &mut reports[index])?;
+    }
+    Ok((reports, missing))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::{reference_f64::ReferenceF64, Kernel};
+
+    #[test]
+    fn cases_round_trip_through_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = write_cases(
+            dir.path(),
+            &[Op::RmsNorm],
+            &[Dtype::BF16],
+            EpsConvention::Inside,
+            3,
+            2,
+        )
+        .unwrap();
+        assert_eq!(n, 9 * 22 + 2);
+        let manifest = read_manifest(dir.path()).unwrap();
+        // A driver: the builtin f64 kernel writes every case's outputs, except one.
+        for c in manifest.cases.iter().skip(1) {
+            let x = npy::read(&dir.path().join(&c.x)).unwrap();
+            let problem = Problem {
+                op: Op::RmsNorm,
+                dtype: Dtype::BF16,
+                eps: Eps::from_bits_text(&c.eps_bits).unwrap(),
+                convention: EpsConvention::Inside,
+                rows: c.rows,
+                d: c.d,
+                x: npy::bits_of(&x, Dtype::BF16, "x").unwrap(),
+                gamma: c.gamma.as_ref().map(|g| {
+                    npy::bits_of(&npy::read(&dir.path().join(g)).unwrap(), Dtype::BF16, "g")
+                        .unwrap()
+                }),
+                beta: None,
+            };
+            let y = ReferenceF64.run(&problem).unwrap();
+            npy::write(
+                &dir.path().join(&c.y),
+                &npy::from_bits(x.shape.clone(), Dtype::BF16, &y).unwrap(),
+            )
+            .unwrap();
+        }
+        let (reports, missing) = judge_dir(dir.path(), "driver").unwrap();
+        assert_eq!(missing, 1);
+        assert_eq!(reports.len(), 1);
+        assert!(reports[0].passed());
+        assert_eq!(reports[0].cases, n - 1);
+    }
+}

@@ -1,0 +1,241 @@
+//! The command line: exit codes (0 pass, 1 the kernel failed, 2 bad input with one line on
+//! stderr), never a panic, whatever the input.
+
+use normoracle::npy::{self, NpyArray, NpyData};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_normoracle");
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).args(args).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn save(dir: &Path, name: &str, shape: Vec<usize>, data: NpyData) -> String {
+    let p: PathBuf = dir.join(name);
+    npy::write(&p, &NpyArray::new(shape, data).unwrap()).unwrap();
+    p.display().to_string()
+}
+
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let (code, _, err) = run(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: '{err}' lacks '{needle}'");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn reference_then_check_round_trip_and_bad_outputs_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let x: Vec<f32> = (0..24).map(|i| ((i * 7) % 11) as f32 - 3.5).collect();
+    let xp = save(dir.path(), "x.npy", vec![2, 3, 4], NpyData::F32(x));
+    let yp = dir.path().join("y.npy").display().to_string();
+    let (code, _, err) = run(&[
+        "reference",
+        "--op",
+        "layer_norm",
+        "--dtype",
+        "f32",
+        "--x",
+        &xp,
+        "--out",
+        &yp,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = run(&[
+        "check",
+        "--op",
+        "layer_norm",
+        "--dtype",
+        "f32",
+        "--x",
+        &xp,
+        "--y",
+        &yp,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("24 exact"), "{out}");
+    // Perturb one element far beyond any bound: FAIL, exit 1, with a reproducer.
+    let mut y = npy::read(Path::new(&yp)).unwrap();
+    if let NpyData::F32(v) = &mut y.data {
+        v[5] += 0.5;
+    }
+    npy::write(Path::new(&yp), &y).unwrap();
+    let (code, out, _) = run(&[
+        "check",
+        "--op",
+        "layer_norm",
+        "--dtype",
+        "f32",
+        "--x",
+        &xp,
+        "--y",
+        &yp,
+        "--json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["failures"][0]["row"], 1);
+    assert_eq!(v["failures"][0]["col"], 1);
+    assert!(v["reproducer"].as_str().unwrap().ends_with("--row 1"));
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = save(
+        dir.path(),
+        "x.npy",
+        vec![2, 3],
+        NpyData::F32(vec![1.0, 2.0, 4.0, 0.0, f32::NAN, 1.0]),
+    );
+    let g4 = save(dir.path(), "g4.npy", vec![4], NpyData::F32(vec![1.0; 4]));
+    let gnan = save(
+        dir.path(),
+        "gnan.npy",
+        vec![3],
+        NpyData::F32(vec![1.0, f32::NAN, 1.0]),
+    );
+    let empty = save(dir.path(), "d0.npy", vec![3, 0], NpyData::F32(vec![]));
+    let x16 = save(
+        dir.path(),
+        "x16.npy",
+        vec![2, 3],
+        NpyData::F16(vec![0x3c00; 6]),
+    );
+    let garbage = dir.path().join("garbage.npy");
+    std::fs::write(&garbage, b"\x93NUMPY\x01\x00\xff\xffoops").unwrap();
+    let garbage = garbage.display().to_string();
+    let out = dir.path().join("y.npy").display().to_string();
+    let r = |extra: &[&str]| {
+        let mut a = vec![
+            "reference",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            "f32",
+            "--out",
+            &out,
+        ];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let call = |extra: &[&str], needle: &str| {
+        let v = r(extra);
+        assert_usage_error(&v.iter().map(String::as_str).collect::<Vec<_>>(), needle);
+    };
+    call(&["--x", &x, "--eps", "-1e-5"], "eps must not be negative");
+    call(&["--x", &x, "--eps", "abc"], "cannot read eps");
+    call(&["--x", &x, "--gamma", &g4], "rows of x have d = 3");
+    call(&["--x", &x, "--gamma", &gnan], "not finite");
+    call(&["--x", &empty], "d = 0");
+    call(&["--x", &x16], "needs '<f4'");
+    call(&["--x", &garbage], "truncated");
+    call(&["--x", "/nonexistent/x.npy"], "cannot read");
+    assert_usage_error(
+        &[
+            "fuzz",
+            "--builtin",
+            "nope",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            "f32",
+        ],
+        "unknown builtin",
+    );
+    assert_usage_error(
+        &[
+            "fuzz",
+            "--builtin",
+            "reference-f64",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            "f32",
+            "--family",
+            "nope",
+        ],
+        "unknown family",
+    );
+    let (code, _, _) = run(&["fuzz", "--op", "layer_norm", "--dtype", "f99"]);
+    assert_eq!(code, 2, "clap usage errors exit 2 too");
+    // A NaN row is not an error: its outputs are NaN, the other row is normalized.
+    let (code, _, err) = run(&r(&["--x", &x])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    let y = npy::read(Path::new(&out)).unwrap().to_f64();
+    assert!(y[..3].iter().all(|v| v.is_finite()) && y[3..].iter().all(|v| v.is_nan()));
+}
+
+#[test]
+fn width_one_rows_are_defined_with_eps_and_undefined_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = save(
+        dir.path(),
+        "x.npy",
+        vec![3, 1],
+        NpyData::F64(vec![1.0, -2.0, 0.0]),
+    );
+    let b = save(dir.path(), "b.npy", vec![1], NpyData::F64(vec![0.25]));
+    let out = dir.path().join("y.npy").display().to_string();
+    let (code, _, _) = run(&[
+        "reference",
+        "--op",
+        "layer_norm",
+        "--dtype",
+        "f64",
+        "--x",
+        &x,
+        "--beta",
+        &b,
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(npy::read(Path::new(&out)).unwrap().to_f64(), vec![0.25; 3]);
+    let (code, _, err) = run(&[
+        "reference",
+        "--op",
+        "layer_norm",
+        "--dtype",
+        "f64",
+        "--eps",
+        "0",
+        "--x",
+        &x,
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code, 0);
+    assert!(err.contains("3 undefined rows"), "{err}");
+}
+
+#[test]
+fn builtin_reference_kernel_passes_from_the_cli() {
+    let (code, out, _) = run(&[
+        "fuzz",
+        "--builtin",
+        "reference-f64",
+        "--op",
+        "rms_norm",
+        "--dtype",
+        "bf16",
+        "--cases",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["cases"], 9 * 22 + 10);
+}
