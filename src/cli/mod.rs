@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
 
+pub mod unselectable;
+
 /// What a subcommand concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -42,8 +44,13 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Keys no query can select (Brody et al. 2023, Theorem 1), with exact certificates.
+    Unselectable(unselectable::Args),
+}
 
 pub fn run(cli: Cli) -> Result<Outcome> {
-    match cli.command {}
+    match cli.command {
+        Command::Unselectable(a) => unselectable::run(a),
+    }
 }

@@ -1,6 +1,8 @@
 //! The papers' theorems: statements, sources and exact checkers, and the catalogue the CLI
 //! lists (`normoracle theorems`) and `normoracle audit` runs.
 
+pub mod convex_hull;
+
 /// How hard a theorem's checker should try.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {

@@ -98,31 +98,6 @@ pub(super) fn pow2_scale<'a>(values: impl Iterator<Item = &'a f64>) -> f64 {
     }
 }
 
-/// Keys that take part in the float LP for every key (Clarkson's working set).
-#[derive(Debug, Clone)]
-pub(super) struct Pool {
-    members: Vec<usize>,
-    in_pool: Vec<bool>,
-}
-
-impl Pool {
-    pub(super) fn new(n: usize) -> Self {
-        Pool {
-            members: Vec::new(),
-            in_pool: vec![false; n],
-        }
-    }
-
-    pub(super) fn add(&mut self, j: usize) -> bool {
-        if self.in_pool[j] {
-            return false;
-        }
-        self.in_pool[j] = true;
-        self.members.push(j);
-        true
-    }
-}
-
 /// How the working-set LP ended for one key.
 pub(super) enum LoopEnd {
     /// A verified selecting query.
@@ -195,18 +170,25 @@ fn query_from_dual(y: &[f64], fk: &FloatKeys, i: usize) -> Option<Vec<f64>> {
     v.iter().all(|x| x.is_finite()).then_some(v)
 }
 
-/// Clarkson's working-set loop for key i: solve the hull LP over the pool; a separating
-/// query that some outside key still beats brings that key (and the next highest scorers)
-/// into the pool. `verify` proves a query exactly.
+/// Clarkson's working-set loop for key i: solve the hull LP over a small set of keys (seeded
+/// with the keys that beat i in the heuristics); a separating query that some outside key
+/// still beats brings that key (and the next highest scorers, up to d + 1) into the set.
+/// `verify` proves a query exactly.
 pub(super) fn working_set_lp(
     fk: &FloatKeys,
     i: usize,
-    pool: &mut Pool,
+    seed: &[usize],
     verify: &mut dyn FnMut(&[f64], Option<usize>) -> QueryCheck,
 ) -> LoopEnd {
+    let mut set: Vec<usize> = Vec::with_capacity(seed.len() + fk.d + 1);
+    for &j in seed {
+        if j != i && !set.contains(&j) {
+            set.push(j);
+        }
+    }
     for _ in 0..=fk.n {
-        let cols: Vec<usize> = pool.members.iter().copied().filter(|&j| j != i).collect();
-        let lp = hull_lp(fk, &cols, i);
+        let cols = &set;
+        let lp = hull_lp(fk, cols, i);
         let iters = simplex::default_iterations(lp.b.len(), cols.len() + 1);
         match simplex::solve(&lp, iters) {
             LpOutcome::Optimal { basis, .. } => {
@@ -231,16 +213,17 @@ pub(super) fn working_set_lp(
                         QueryCheck::BeatenBy(j) => beaters.push((s_i, j)),
                     }
                 }
-                beaters.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                let mut added = 0;
-                for &(_, j) in &beaters {
-                    if added > fk.d {
-                        break;
-                    }
-                    if pool.add(j) {
-                        added += 1;
-                    }
+                // The d + 1 highest scorers outside the set (a partial selection, not a sort:
+                // with many keys most of them beat a query that only separates the set).
+                beaters.retain(|(_, j)| !set.contains(j));
+                let top = beaters.len().min(fk.d + 1);
+                if top > 0 && top < beaters.len() {
+                    beaters.select_nth_unstable_by(top - 1, |a, b| {
+                        b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+                    });
                 }
+                let added = top;
+                set.extend(beaters[..top].iter().map(|(_, j)| *j));
                 if added == 0 {
                     return LoopEnd::GiveUp;
                 }
@@ -422,7 +405,8 @@ pub fn decide_plain(keys: &KeySet, opts: &Options) -> Vec<Decision> {
     };
     let dup = duplicates(keys);
     let mut out: Vec<Option<Decision>> = vec![None; n];
-    let mut pool = Pool::new(n);
+    // Keys that beat key i during the heuristics: the seed of its LP working set.
+    let mut witnesses: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut hint = None;
     for i in 0..n {
         if let Some(j) = dup[i] {
@@ -439,20 +423,21 @@ pub fn decide_plain(keys: &KeySet, opts: &Options) -> Vec<Decision> {
                         certificate: Certificate::Query(Query::OwnKey),
                         method: Method::KeyAsQuery,
                     });
-                    pool.add(i);
                     continue;
                 }
-                QueryCheck::BeatenBy(j) => hint = Some(j),
+                QueryCheck::BeatenBy(j) => {
+                    hint = Some(j);
+                    witnesses[i].push(j);
+                }
             }
         }
         if opts.patience > 0 {
-            if let Some(x) = braid_reflect(&fk, i, opts.patience) {
+            if let Some(x) = braid_reflect(&fk, i, opts.patience, &mut witnesses[i]) {
                 if verify::check_plain_float(keys, i, &x, hint) == QueryCheck::Selects {
                     out[i] = Some(Decision {
                         certificate: Certificate::Query(Query::Float(x)),
                         method: Method::BraidReflect,
                     });
-                    pool.add(i);
                 }
             }
         }
@@ -463,7 +448,7 @@ pub fn decide_plain(keys: &KeySet, opts: &Options) -> Vec<Decision> {
         }
         let decision = if opts.float_lp {
             let mut verify = |v: &[f64], first| verify::check_plain_float(keys, i, v, first);
-            match working_set_lp(&fk, i, &mut pool, &mut verify) {
+            match working_set_lp(&fk, i, &witnesses[i], &mut verify) {
                 LoopEnd::Selects(v) => Some(Decision {
                     certificate: Certificate::Query(Query::Float(v)),
                     method: Method::FloatLp,
@@ -479,11 +464,7 @@ pub fn decide_plain(keys: &KeySet, opts: &Options) -> Vec<Decision> {
         } else {
             None
         };
-        let decision = decision.unwrap_or_else(|| decide_exact(keys, i));
-        if decision.selectable() {
-            pool.add(i);
-        }
-        out[i] = Some(decision);
+        out[i] = Some(decision.unwrap_or_else(|| decide_exact(keys, i)));
     }
     out.into_iter().map(|d| d.expect("every key decided")).collect()
 }

@@ -9,7 +9,7 @@
 //! run on rational enclosures of the keys with growing precision ("refined").
 
 use super::certificate::{self, Above, Certificate, Query, Weights};
-use super::decide::{exact_hull_lp, pow2_scale, working_set_lp, Decision, LoopEnd, Method, Options, Pool};
+use super::decide::{exact_hull_lp, pow2_scale, working_set_lp, Decision, LoopEnd, Method, Options};
 use super::exact_solve;
 use super::heuristics::{braid_reflect, FloatKeys};
 use super::keys::ScaledKeySet;
@@ -39,7 +39,7 @@ pub fn decide_scaled(keys: &ScaledKeySet, opts: &Options) -> Result<Vec<Decision
         d: keys.d(),
     });
     let mut out: Vec<Option<Decision>> = vec![None; n];
-    let mut pool = Pool::new(n);
+    let mut witnesses: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut hint = None;
     for i in 0..n {
         if opts.key_query {
@@ -49,21 +49,22 @@ pub fn decide_scaled(keys: &ScaledKeySet, opts: &Options) -> Result<Vec<Decision
                         certificate: Certificate::Query(Query::OwnKey),
                         method: Method::KeyAsQuery,
                     });
-                    pool.add(i);
                     continue;
                 }
-                QueryCheck::BeatenBy(j) => hint = Some(j),
+                QueryCheck::BeatenBy(j) => {
+                    hint = Some(j);
+                    witnesses[i].push(j);
+                }
             }
         }
         if let (Some(fk), true) = (&fk, opts.patience > 0) {
-            if let Some(x) = braid_reflect(fk, i, opts.patience) {
+            if let Some(x) = braid_reflect(fk, i, opts.patience, &mut witnesses[i]) {
                 let q = Query::Float(x);
                 if verify::check_scaled(keys, i, &q, hint) == QueryCheck::Selects {
                     out[i] = Some(Decision {
                         certificate: Certificate::Query(q),
                         method: Method::BraidReflect,
                     });
-                    pool.add(i);
                 }
             }
         }
@@ -76,7 +77,7 @@ pub fn decide_scaled(keys: &ScaledKeySet, opts: &Options) -> Result<Vec<Decision
         if let (Some(fk), true) = (&fk, opts.float_lp) {
             let mut verify =
                 |v: &[f64], first| verify::check_scaled(keys, i, &Query::Float(v.to_vec()), first);
-            decision = match working_set_lp(fk, i, &mut pool, &mut verify) {
+            decision = match working_set_lp(fk, i, &witnesses[i], &mut verify) {
                 LoopEnd::Selects(v) => Some(Decision {
                     certificate: Certificate::Query(Query::Float(v)),
                     method: Method::FloatLp,
@@ -91,14 +92,10 @@ pub fn decide_scaled(keys: &ScaledKeySet, opts: &Options) -> Result<Vec<Decision
                 LoopEnd::GiveUp => None,
             };
         }
-        let decision = match decision {
+        out[i] = Some(match decision {
             Some(d) => d,
             None => refine(keys, i)?,
-        };
-        if decision.selectable() {
-            pool.add(i);
-        }
-        out[i] = Some(decision);
+        });
     }
     Ok(out.into_iter().map(|d| d.expect("every key decided")).collect())
 }

@@ -165,18 +165,45 @@ pub fn dot(a: &[f64], b: &[f64], extra: usize) -> Interval {
     enclose(s, t, a.len() + extra)
 }
 
-/// An enclosure of Σ_k a_k b_k + c (c an exact f64): the score v·h + b of a key.
-pub fn dot_plus(a: &[f64], b: &[f64], c: f64) -> Interval {
+/// Ŝ and T̂ of the score v·h + c (c an exact f64): the plain sum and the sum of absolute
+/// values of the rounded terms, in one pass, for [`cmp_sums`].
+#[inline]
+pub fn score_sums(v: &[f64], h: &[f64], c: f64) -> (f64, f64) {
     let mut s = 0.0f64;
     let mut t = 0.0f64;
-    for (x, y) in a.iter().zip(b) {
+    for (x, y) in v.iter().zip(h) {
         let p = x * y;
         s += p;
         t += p.abs();
     }
-    s += c;
-    t += c.abs();
-    enclose(s, t, a.len() + 1)
+    (s + c, t + c.abs())
+}
+
+/// The proved sign of s_a − s_b for two sums of `m` rounded terms, given their (Ŝ, T̂) from
+/// [`score_sums`], or `None` when the floats cannot tell. With β = fl(4mu·T̂) + 2^-990 as in
+/// [`enclose`] (|Ŝ − s| ≤ β), D = fl(Ŝ_a − Ŝ_b) and B = fl(β_a + β_b): s_a − s_b ≥
+/// D/(1+u) − B/(1−u) > 0 when D > fl(B·(1 + 4u)), and symmetrically for < 0. No directed
+/// rounding is needed, which keeps the hot loop short.
+#[inline]
+pub fn cmp_sums(a: (f64, f64), b: (f64, f64), m: usize) -> Option<std::cmp::Ordering> {
+    if !(a.0.is_finite() && a.1.is_finite() && b.0.is_finite() && b.1.is_finite())
+        || m >= MAX_TERMS
+    {
+        return None;
+    }
+    let four_mu = (4 * m.max(1)) as f64 * (f64::EPSILON / 2.0);
+    let tiny = crate::dtype::pow2(-990);
+    let bound = ((four_mu * a.1 + tiny) + (four_mu * b.1 + tiny)) * (1.0 + 2.0 * f64::EPSILON);
+    let diff = a.0 - b.0;
+    if !bound.is_finite() {
+        None
+    } else if diff > bound {
+        Some(std::cmp::Ordering::Greater)
+    } else if -diff > bound {
+        Some(std::cmp::Ordering::Less)
+    } else {
+        None
+    }
 }
 
 /// The enclosure of a sum Ŝ of `m`-rounding terms whose absolute sum is T̂ (module docs).
@@ -244,6 +271,79 @@ mod tests {
             }
         }
         assert!(proved > 1500, "the filter should prove most signs, proved {proved}");
+    }
+
+    /// cmp_sums never contradicts the exact order, and decides clear cases.
+    #[test]
+    fn cmp_sums_agrees_with_exact_differences() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut decided = 0;
+        for trial in 0..4000 {
+            let m = 1 + trial % 20;
+            let v: Vec<f64> = (0..m).map(|_| next()).collect();
+            let a: Vec<f64> = (0..m).map(|_| next()).collect();
+            // b is a or a one-ulp nudge of it: near ties.
+            let mut b = a.clone();
+            if trial % 3 != 0 {
+                let k = trial % m;
+                b[k] = if trial % 2 == 0 { next_up(b[k]) } else { b[k] + next() };
+            }
+            let (ca, cb) = (next(), if trial % 5 == 0 { 0.0 } else { next() * 1e-12 });
+            let sa = score_sums(&v, &a, ca);
+            let sb = score_sums(&v, &b, cb);
+            let exact = |x: &[f64], c: f64| exact_dot(&v, x) + Rational::from_f64(c).unwrap();
+            let truth = exact(&a, ca).cmp(&exact(&b, cb));
+            if let Some(o) = cmp_sums(sa, sb, m + 1) {
+                assert_eq!(o, truth, "trial {trial}");
+                decided += 1;
+            }
+        }
+        assert!(decided > 2000, "decided only {decided}");
+    }
+
+    /// Catastrophic cancellation: fl(big + small − big) loses `small`, so the float order of
+    /// two such sums can be the opposite of the exact one. A filter without its bound fails
+    /// this test.
+    #[test]
+    fn cmp_sums_survives_catastrophic_cancellation() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut wrong_in_float = 0;
+        for _ in 0..2000 {
+            let big = crate::dtype::pow2(50 + (next() % 20) as i32);
+            let small_a = (next() % 1000) as f64 / 64.0;
+            let small_b = (next() % 1000) as f64 / 64.0;
+            let v = [1.0, 1.0, 1.0];
+            let a = [big, small_a, -big];
+            let b = [small_b, 0.0, 0.0];
+            let sa = score_sums(&v, &a, 0.0);
+            let sb = score_sums(&v, &b, 0.0);
+            let truth = small_a.total_cmp(&small_b);
+            if sa.0.total_cmp(&sb.0) != truth {
+                wrong_in_float += 1;
+            }
+            if let Some(o) = cmp_sums(sa, sb, 4) {
+                assert_eq!(o, truth, "big {big} small {small_a} vs {small_b}");
+            }
+            let iv = dot(&v, &a, 0).sub(dot(&v, &b, 0));
+            match truth {
+                std::cmp::Ordering::Greater => assert!(!iv.is_neg()),
+                std::cmp::Ordering::Less => assert!(!iv.is_pos()),
+                std::cmp::Ordering::Equal => assert!(iv.sign().is_none()),
+            }
+        }
+        assert!(wrong_in_float > 100, "the test must contain float-wrong cases");
     }
 
     #[test]

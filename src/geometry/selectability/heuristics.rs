@@ -43,14 +43,23 @@ impl<'a> FloatKeys<'a> {
 /// Braid-Reflect (Grivas et al. 2022): start from the key itself; while another key j wins,
 /// reflect the query across the hyperplane where keys i and j tie,
 /// x ← x − 2((h_i − h_j)·x + b_i − b_j)/‖h_i − h_j‖² · (h_i − h_j); give up after `patience`
-/// reflections. Returns a query under which key i wins in float arithmetic.
-pub fn braid_reflect(keys: &FloatKeys, i: usize, patience: usize) -> Option<Vec<f64>> {
+/// reflections. Returns a query under which key i wins in float arithmetic; the keys that
+/// won along the way are appended to `winners` (they are where an LP should look first).
+pub fn braid_reflect(
+    keys: &FloatKeys,
+    i: usize,
+    patience: usize,
+    winners: &mut Vec<usize>,
+) -> Option<Vec<f64>> {
     let mut x = keys.key(i).to_vec();
     let hi = keys.key(i);
     for _ in 0..=patience {
         let j = keys.argmax(&x, i);
         if j == i {
             return Some(x);
+        }
+        if !winners.contains(&j) {
+            winners.push(j);
         }
         let hj = keys.key(j);
         let a: Vec<f64> = hi.iter().zip(hj).map(|(p, q)| p - q).collect();
@@ -86,7 +95,7 @@ mod tests {
             d: 2,
         };
         assert_ne!(keys.argmax(keys.key(0), 0), 0);
-        let x = braid_reflect(&keys, 0, 10).expect("a vertex is found");
+        let x = braid_reflect(&keys, 0, 10, &mut Vec::new()).expect("a vertex is found");
         assert_eq!(keys.argmax(&x, 0), 0);
     }
 
@@ -99,6 +108,8 @@ mod tests {
             n: 4,
             d: 2,
         };
-        assert_eq!(braid_reflect(&keys, 0, 50), None);
+        let mut winners = Vec::new();
+        assert_eq!(braid_reflect(&keys, 0, 50, &mut winners), None);
+        assert!(!winners.is_empty() && !winners.contains(&0));
     }
 }

@@ -38,6 +38,7 @@ pub mod figure;
 pub mod filter;
 pub mod heuristics;
 pub mod keys;
+pub mod report;
 pub mod simplex;
 pub mod surd;
 pub mod verify;

@@ -3,7 +3,7 @@
 //! when the enclosure cannot tell. The answer is as exact as the checker's; it is only faster.
 
 use super::certificate::Query;
-use super::filter::{dot, dot_plus, Interval};
+use super::filter::{cmp_sums, dot, score_sums, Interval};
 use super::keys::{exact, KeySet, ScaledKeySet};
 use super::surd::cmp_scaled;
 use rug::Rational;
@@ -29,8 +29,9 @@ fn exact_dot(v: &[Rational], x: &[Rational]) -> Rational {
 /// Does query v (f64) select key i of a plain key set? Tries `first` before the others (a key
 /// that beat i before is likely to again).
 pub fn check_plain_float(keys: &KeySet, i: usize, v: &[f64], first: Option<usize>) -> QueryCheck {
-    let score = |j: usize| dot_plus(v, keys.key(j), keys.bias(j));
-    let s_i = score(i);
+    let m = keys.d() + 1;
+    let sums = |j: usize| score_sums(v, keys.key(j), keys.bias(j));
+    let s_i = sums(i);
     let mut exact_i: Option<Rational> = None;
     let exact_score = |j: usize| -> Rational {
         let vr: Vec<Rational> = v.iter().map(|&x| exact(x)).collect();
@@ -40,16 +41,15 @@ pub fn check_plain_float(keys: &KeySet, i: usize, v: &[f64], first: Option<usize
         .into_iter()
         .chain((0..keys.n()).filter(move |&j| Some(j) != first));
     for j in order.filter(|&j| j != i) {
-        let diff = s_i.sub(score(j));
-        if diff.is_pos() {
-            continue;
-        }
-        if diff.hi <= 0.0 {
-            return QueryCheck::BeatenBy(j);
-        }
-        let e_i = exact_i.get_or_insert_with(|| exact_score(i));
-        if *e_i <= exact_score(j) {
-            return QueryCheck::BeatenBy(j);
+        match cmp_sums(s_i, sums(j), m) {
+            Some(Ordering::Greater) => continue,
+            Some(_) => return QueryCheck::BeatenBy(j),
+            None => {
+                let e_i = exact_i.get_or_insert_with(|| exact_score(i));
+                if *e_i <= exact_score(j) {
+                    return QueryCheck::BeatenBy(j);
+                }
+            }
         }
     }
     QueryCheck::Selects
