@@ -45,9 +45,14 @@ fn verdicts(keys: &KeySet) -> Vec<bool> {
     let fast = decide_plain(keys, &Options::default());
     let slow = decide_plain(keys, &exact_only());
     for (i, (f, s)) in fast.iter().zip(&slow).enumerate() {
-        check_plain(keys, i, &f.certificate).unwrap_or_else(|e| panic!("key {i} {:?}: {e}", f.method));
+        check_plain(keys, i, &f.certificate)
+            .unwrap_or_else(|e| panic!("key {i} {:?}: {e}", f.method));
         check_plain(keys, i, &s.certificate).unwrap_or_else(|e| panic!("key {i} exact: {e}"));
-        assert_eq!(f.selectable(), s.selectable(), "key {i}: pipelines disagree");
+        assert_eq!(
+            f.selectable(),
+            s.selectable(),
+            "key {i}: pipelines disagree"
+        );
     }
     fast.iter().map(Decision::selectable).collect()
 }
@@ -60,16 +65,15 @@ fn key_sets(max_n: usize, max_d: usize, bias: bool) -> impl Strategy<Value = Key
         } else {
             Just(None).boxed()
         };
-        (proptest::collection::vec(-4i32..=4, n * d), biases)
-            .prop_map(move |(v, b)| {
-                KeySet::new(
-                    n,
-                    d,
-                    v.into_iter().map(f64::from).collect(),
-                    b.map(|b| b.into_iter().map(|x| f64::from(x) / 2.0).collect()),
-                )
-                .unwrap()
-            })
+        (proptest::collection::vec(-4i32..=4, n * d), biases).prop_map(move |(v, b)| {
+            KeySet::new(
+                n,
+                d,
+                v.into_iter().map(f64::from).collect(),
+                b.map(|b| b.into_iter().map(|x| f64::from(x) / 2.0).collect()),
+            )
+            .unwrap()
+        })
     })
 }
 
@@ -94,7 +98,9 @@ fn strict_vertices(pts: &[(i128, i128)]) -> Vec<(i128, i128)> {
             Box::new(p.iter().rev())
         };
         for &q in iter {
-            while hull.len() >= start + 2 && cross(hull[hull.len() - 2], hull[hull.len() - 1], q) <= 0 {
+            while hull.len() >= start + 2
+                && cross(hull[hull.len() - 2], hull[hull.len() - 1], q) <= 0
+            {
                 hull.pop();
             }
             hull.push(q);
@@ -282,7 +288,8 @@ fn scaled_comparisons_agree_with_mpfr() {
         let (a, b) = (rat(a.0 as i64, a.1), rat(b.0 as i64, b.1));
         let (q, r) = (rat(i64::from(q.0) + 1, q.1), rat(i64::from(r.0) + 1, r.1));
         let exact = cmp_scaled(&a, &q, &b, &r);
-        let f = |x: &Rational, y: &Rational| Float::with_val(2000, x) / Float::with_val(2000, y).sqrt();
+        let f =
+            |x: &Rational, y: &Rational| Float::with_val(2000, x) / Float::with_val(2000, y).sqrt();
         let diff = f(&a, &q) - f(&b, &r);
         let tiny = Float::with_val(2000, Float::i_exp(1, -1500));
         let mpfr = if diff.clone().abs() < tiny {
@@ -302,7 +309,10 @@ fn scaled_comparisons_agree_with_mpfr() {
     for (n, d) in [(3i64, 7i64), (-5, 2), (0, 1)] {
         let a = Rational::from((n, d));
         let q = Rational::from((11, 3));
-        assert_eq!(cmp_scaled(&a, &q, &(a.clone() * 2u32), &(q.clone() * 4u32)), Ordering::Equal);
+        assert_eq!(
+            cmp_scaled(&a, &q, &(a.clone() * 2u32), &(q.clone() * 4u32)),
+            Ordering::Equal
+        );
     }
 }
 

@@ -163,9 +163,9 @@ fn parse_range(text: &str, what: &str) -> Result<RangeInclusive<usize>> {
 fn parse_list(text: &str, what: &str) -> Result<Vec<usize>> {
     text.split(',')
         .map(|s| {
-            s.trim()
-                .parse::<usize>()
-                .map_err(|_| Error::usage(format!("--{what} '{text}': expected numbers like 3,8,16")))
+            s.trim().parse::<usize>().map_err(|_| {
+                Error::usage(format!("--{what} '{text}': expected numbers like 3,8,16"))
+            })
         })
         .collect()
 }
@@ -204,11 +204,15 @@ fn figure(a: FigureArgs) -> Result<Outcome> {
     let secs = start.elapsed().as_secs_f64();
     let keys: usize = cells_out.iter().map(|c| c.n * c.runs).sum();
     eprintln!(
-        "figure: {cells} cells, {keys} keys, every verdict certified{} in {secs:.2} s on {} threads",
+        "figure: {cells} cells, {keys} keys, every verdict certified{} in {secs:.2} s on {} threads ({})",
         if params.audit { " and audited" } else { "" },
-        rayon::current_num_threads()
+        rayon::current_num_threads(),
+        figure::stage_summary(&cells_out)
     );
-    print!("{}", figure::figure_table(&params, &cells_out).render(format));
+    print!(
+        "{}",
+        figure::figure_table(&params, &cells_out).render(format)
+    );
     if let Some(path) = &a.svg {
         let svg = figure::heatmap_svg(&params, &cells_out)?;
         std::fs::write(path, svg)

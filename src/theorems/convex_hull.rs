@@ -45,7 +45,8 @@ pub fn certified_plain(keys: &KeySet) -> Result<Vec<bool>, String> {
     let fast = decide_plain(keys, &Options::default());
     let slow = decide_plain(keys, &exact_only());
     for (i, (f, s)) in fast.iter().zip(&slow).enumerate() {
-        check_plain(keys, i, &f.certificate).map_err(|e| format!("key {i} ({:?}): {e}", f.method))?;
+        check_plain(keys, i, &f.certificate)
+            .map_err(|e| format!("key {i} ({:?}): {e}", f.method))?;
         check_plain(keys, i, &s.certificate).map_err(|e| format!("key {i} (exact LP): {e}"))?;
         if f.selectable() != s.selectable() {
             return Err(format!("key {i}: fast and exact pipelines disagree"));
@@ -58,7 +59,8 @@ pub fn certified_plain(keys: &KeySet) -> Result<Vec<bool>, String> {
 pub fn certified_scaled(keys: &ScaledKeySet) -> Result<Vec<bool>, String> {
     let fast = decide_scaled(keys, &Options::default()).map_err(|e| e.to_string())?;
     for (i, f) in fast.iter().enumerate() {
-        check_scaled(keys, i, &f.certificate).map_err(|e| format!("key {i} ({:?}): {e}", f.method))?;
+        check_scaled(keys, i, &f.certificate)
+            .map_err(|e| format!("key {i} ({:?}): {e}", f.method))?;
     }
     Ok(fast.iter().map(Decision::selectable).collect())
 }
@@ -85,7 +87,11 @@ pub fn hull_case(rng: &mut ChaCha8Rng) -> (KeySet, usize) {
     let mut left = total;
     let mut combo = vec![0.0; d];
     for j in 0..m {
-        let k = if j + 1 == m { left } else { rng.next_u64() % (left + 1) };
+        let k = if j + 1 == m {
+            left
+        } else {
+            rng.next_u64() % (left + 1)
+        };
         left -= k;
         let w = k as f64 / total as f64;
         for c in 0..d {
@@ -176,11 +182,7 @@ fn fixed_cases() -> Vec<(&'static str, KeySet, Vec<bool>)> {
         ("one key", ks(1, 4, vec![1., 2., 3., 4.]), vec![true]),
         (
             "one-ulp perturbation of a centre",
-            ks(
-                4,
-                2,
-                vec![-1., 0., 1., 0., 0., 2., 0., f64::EPSILON],
-            ),
+            ks(4, 2, vec![-1., 0., 1., 0., 0., 2., 0., f64::EPSILON]),
             vec![true, true, true, false],
         ),
         (
@@ -213,7 +215,9 @@ pub fn check(budget: Budget) -> CheckReport {
     };
     for (name, keys, expect) in fixed_cases() {
         let outcome = certified_plain(&keys).and_then(|v| {
-            (v == expect).then_some(()).ok_or(format!("verdicts {v:?}, expected {expect:?}"))
+            (v == expect)
+                .then_some(())
+                .ok_or(format!("verdicts {v:?}, expected {expect:?}"))
         });
         record(name.to_string(), outcome);
     }
@@ -223,14 +227,21 @@ pub fn check(budget: Budget) -> CheckReport {
             0 => {
                 let (keys, at) = hull_case(&mut rng);
                 let outcome = certified_plain(&keys).and_then(|v| {
-                    (!v[at]).then_some(()).ok_or(format!("key {at} is in the hull but was certified selectable"))
+                    (!v[at]).then_some(()).ok_or(format!(
+                        "key {at} is in the hull but was certified selectable"
+                    ))
                 });
-                (format!("hull case {k} ({} keys, d = {})", keys.n(), keys.d()), outcome)
+                (
+                    format!("hull case {k} ({} keys, d = {})", keys.n(), keys.d()),
+                    outcome,
+                )
             }
             1 => {
                 let (keys, winner) = argmax_case(&mut rng);
                 let outcome = certified_plain(&keys).and_then(|v| match winner {
-                    Some(w) if !v[w] => Err(format!("key {w} is a unique maximizer but was certified unselectable")),
+                    Some(w) if !v[w] => Err(format!(
+                        "key {w} is a unique maximizer but was certified unselectable"
+                    )),
                     _ => Ok(()),
                 });
                 (format!("argmax case {k}"), outcome)
@@ -252,7 +263,10 @@ pub fn check(budget: Budget) -> CheckReport {
                             "LayerNorm (ε = 0) verdicts {v:?}, expected {expect:?}"
                         ))
                     });
-                (format!("LayerNorm case {k} ({} keys, d = {})", keys.n(), keys.d()), outcome)
+                (
+                    format!("LayerNorm case {k} ({} keys, d = {})", keys.n(), keys.d()),
+                    outcome,
+                )
             }
         };
         record(label, outcome);

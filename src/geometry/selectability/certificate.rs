@@ -64,7 +64,10 @@ pub enum Certificate {
     /// Unselectable (plain keys): convex weights on the other keys (module docs).
     Hull(Weights),
     /// Unselectable (scaled keys): module docs.
-    ScaledHull { below: Weights, above: Option<Above> },
+    ScaledHull {
+        below: Weights,
+        above: Option<Above>,
+    },
 }
 
 impl Certificate {
@@ -319,12 +322,13 @@ mod tests {
         let x = KeySet::new(
             4,
             3,
-            vec![2.0, -1.0, -1.0, -1.0, 2.0, -1.0, -1.0, -1.0, 2.0, 1.0, -0.5, -0.5],
+            vec![
+                2.0, -1.0, -1.0, -1.0, 2.0, -1.0, -1.0, -1.0, 2.0, 1.0, -0.5, -0.5,
+            ],
             None,
         )
         .unwrap();
-        let s = ScaledKeySet::normalize(&x, Normalization::layer_norm(0.0).unwrap(), None)
-            .unwrap();
+        let s = ScaledKeySet::normalize(&x, Normalization::layer_norm(0.0).unwrap(), None).unwrap();
         // Keys 0 and 3 normalize to the same point: each is unselectable, s(μ) = 1 exactly.
         let dup = Certificate::ScaledHull {
             below: vec![(0, r(1, 2))],
@@ -334,8 +338,8 @@ mod tests {
         assert!(check_scaled(&s, 3, &Certificate::Query(Query::OwnKey)).is_err());
         assert!(check_scaled(&s, 1, &Certificate::Query(Query::OwnKey)).is_ok());
         // With ε > 0 key 3 (smaller variance) shrinks more: s(μ) < 1, so a ray is needed.
-        let se = ScaledKeySet::normalize(&x, Normalization::layer_norm(0.5).unwrap(), None)
-            .unwrap();
+        let se =
+            ScaledKeySet::normalize(&x, Normalization::layer_norm(0.5).unwrap(), None).unwrap();
         assert!(check_scaled(&se, 3, &dup).is_err());
         let with_ray = Certificate::ScaledHull {
             below: vec![(0, r(1, 2))],

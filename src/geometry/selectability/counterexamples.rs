@@ -20,6 +20,7 @@
 //!   v·Γs_j = (u_i·u_j − u_ik·Σ_l u_jl)/√q_j = u_i·u_j/√q_j since Σ_l u_jl = 0: still
 //!   selectable (Γ is injective on 1⟂);
 //! * two zero gains: Γ flattens the sphere and keys can land inside: a proved counterexample.
+//!
 //! RMSNorm keys fill the whole sphere in ℝ^d, so a single zero gain already flattens it.
 
 use super::certificate::{check_scaled, Above, Certificate, Query};
@@ -39,7 +40,9 @@ pub fn eps_counterexample_keys() -> KeySet {
     KeySet::new(
         4,
         3,
-        vec![2.0, -1.0, -1.0, -1.0, 2.0, -1.0, -1.0, -1.0, 2.0, DELTA, 0.0, -DELTA],
+        vec![
+            2.0, -1.0, -1.0, -1.0, 2.0, -1.0, -1.0, -1.0, 2.0, DELTA, 0.0, -DELTA,
+        ],
         None,
     )
     .expect("fixed keys are valid")
@@ -47,7 +50,7 @@ pub fn eps_counterexample_keys() -> KeySet {
 
 /// ε* = 4δ²/(3(1 − δ²)): key 3 is unselectable exactly when ε ≥ ε*.
 pub fn eps_threshold() -> Rational {
-    let d2 = Rational::from(exact(DELTA) * exact(DELTA));
+    let d2 = exact(DELTA) * exact(DELTA);
     Rational::from(&d2 * 4u32) / (Rational::from(1u32 - &d2) * 3u32)
 }
 
@@ -109,13 +112,22 @@ fn cert_text(c: &Certificate) -> String {
     }
 }
 
+/// Per ε tried: ε and the selectable flag of each key.
+pub type EpsVerdicts = Vec<(f32, Vec<bool>)>;
+
 /// The ε counterexample as a table: for each ε, the verdicts on the four keys, with every
 /// certificate checked exactly, plus the hand-made certificate for key 3 where ε ≥ ε*.
 /// Returns the table and the per-ε verdicts (ε, selectable flags).
-pub fn eps_counterexample() -> Result<(Table, Vec<(f32, Vec<bool>)>)> {
+pub fn eps_counterexample() -> Result<(Table, EpsVerdicts)> {
     let keys = eps_counterexample_keys();
     let threshold = eps_threshold();
-    let mut t = Table::new(["eps", "eps_vs_threshold", "verdicts", "key3_certificate", "hand_certificate_key3"]);
+    let mut t = Table::new([
+        "eps",
+        "eps_vs_threshold",
+        "verdicts",
+        "key3_certificate",
+        "hand_certificate_key3",
+    ]);
     t.comment("LayerNorm with eps > 0 makes a key unselectable (d = 3):");
     t.comment("x0 = (2,-1,-1), x1 = (-1,2,-1), x2 = (-1,-1,2), x3 = (d,0,-d), d = 2^-9 (variance of x3 = 2d^2/3 = 2.54e-6)");
     t.comment(format!(
@@ -132,11 +144,15 @@ pub fn eps_counterexample() -> Result<(Table, Vec<(f32, Vec<bool>)>)> {
         let past = eps_exact >= threshold;
         let flags: Vec<bool> = ds.iter().map(Decision::selectable).collect();
         if flags != [true, true, true, !past] {
-            return Err(fail(&format!("ε = {eps:e}: verdicts {flags:?} contradict the threshold")));
+            return Err(fail(&format!(
+                "ε = {eps:e}: verdicts {flags:?} contradict the threshold"
+            )));
         }
         let hand = check_scaled(&scaled, 3, &eps_certificate()).is_ok();
         if hand != past {
-            return Err(fail(&format!("ε = {eps:e}: the hand certificate disagrees")));
+            return Err(fail(&format!(
+                "ε = {eps:e}: the hand certificate disagrees"
+            )));
         }
         t.push([
             format!("{eps:e}"),
@@ -196,7 +212,9 @@ pub fn norm_cases() -> Result<Table> {
     let two_zero_keys = KeySet::new(
         3,
         4,
-        vec![1.0, -1.0, 0.0, 0.0, -1.0, 1.0, 0.0, 0.0, 0.125, -0.125, 5.0, -5.0],
+        vec![
+            1.0, -1.0, 0.0, 0.0, -1.0, 1.0, 0.0, 0.0, 0.125, -0.125, 5.0, -5.0,
+        ],
         None,
     )?;
     let rms_zero_keys = KeySet::new(3, 2, vec![1.0, 0.0, -1.0, 0.0, 1.0, 7.0], None)?;
@@ -290,7 +308,10 @@ pub fn norm_cases() -> Result<Table> {
         kinds.sort();
         kinds.dedup();
         let certs = if case.gain_queries {
-            format!("{}; the constructive query G^-1 u_i checked for every key", kinds.join(", "))
+            format!(
+                "{}; the constructive query (u_i - u_ik 1)/gain (module docs) checked for every key",
+                kinds.join(", ")
+            )
         } else {
             kinds.join(", ")
         };

@@ -192,7 +192,11 @@ pub(super) fn working_set_lp(
         let iters = simplex::default_iterations(lp.b.len(), cols.len() + 1);
         match simplex::solve(&lp, iters) {
             LpOutcome::Optimal { basis, .. } => {
-                let keys = basis.iter().filter(|&&c| c < cols.len()).map(|&c| cols[c]).collect();
+                let keys = basis
+                    .iter()
+                    .filter(|&&c| c < cols.len())
+                    .map(|&c| cols[c])
+                    .collect();
                 let surplus = basis.contains(&cols.len());
                 return LoopEnd::Support { keys, surplus };
             }
@@ -453,12 +457,13 @@ pub fn decide_plain(keys: &KeySet, opts: &Options) -> Vec<Decision> {
                     certificate: Certificate::Query(Query::Float(v)),
                     method: Method::FloatLp,
                 }),
-                LoopEnd::Support { keys: support, surplus } => {
-                    exact_hull(keys, i, &support, surplus).map(|w| Decision {
-                        certificate: Certificate::Hull(w),
-                        method: Method::FloatLp,
-                    })
-                }
+                LoopEnd::Support {
+                    keys: support,
+                    surplus,
+                } => exact_hull(keys, i, &support, surplus).map(|w| Decision {
+                    certificate: Certificate::Hull(w),
+                    method: Method::FloatLp,
+                }),
                 LoopEnd::GiveUp => None,
             }
         } else {
@@ -466,7 +471,9 @@ pub fn decide_plain(keys: &KeySet, opts: &Options) -> Vec<Decision> {
         };
         out[i] = Some(decision.unwrap_or_else(|| decide_exact(keys, i)));
     }
-    out.into_iter().map(|d| d.expect("every key decided")).collect()
+    out.into_iter()
+        .map(|d| d.expect("every key decided"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -518,7 +525,9 @@ mod tests {
         let keys = KeySet::new(
             4,
             3,
-            vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.25, 0.25, 0.25, -3.0, -3.0, -3.0],
+            vec![
+                0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.25, 0.25, 0.25, -3.0, -3.0, -3.0,
+            ],
             None,
         )
         .unwrap();
@@ -557,7 +566,9 @@ mod tests {
     fn paths_agree_on_random_sets() {
         let mut state = 7u64;
         let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((state >> 33) as i64 % 7) as f64
         };
         for trial in 0..60 {

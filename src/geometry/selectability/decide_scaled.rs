@@ -9,7 +9,9 @@
 //! run on rational enclosures of the keys with growing precision ("refined").
 
 use super::certificate::{self, Above, Certificate, Query, Weights};
-use super::decide::{exact_hull_lp, pow2_scale, working_set_lp, Decision, LoopEnd, Method, Options};
+use super::decide::{
+    exact_hull_lp, pow2_scale, working_set_lp, Decision, LoopEnd, Method, Options,
+};
 use super::exact_solve;
 use super::heuristics::{braid_reflect, FloatKeys};
 use super::keys::ScaledKeySet;
@@ -97,7 +99,10 @@ pub fn decide_scaled(keys: &ScaledKeySet, opts: &Options) -> Result<Vec<Decision
             None => refine(keys, i)?,
         });
     }
-    Ok(out.into_iter().map(|d| d.expect("every key decided")).collect())
+    Ok(out
+        .into_iter()
+        .map(|d| d.expect("every key decided"))
+        .collect())
 }
 
 /// Exact rows of Σ_j μ_j w_j over `support`, optionally with a row of ones.
@@ -124,7 +129,13 @@ fn exact_on_basis(
     if x.iter().any(|v| *v < 0) {
         return None;
     }
-    Some(support.into_iter().zip(x).filter(|(_, v)| *v != 0).collect())
+    Some(
+        support
+            .into_iter()
+            .zip(x)
+            .filter(|(_, v)| *v != 0)
+            .collect(),
+    )
 }
 
 /// A scaled-hull certificate for key i from float LPs over `cols`, checked exactly.
@@ -339,7 +350,9 @@ mod tests {
         let x = KeySet::new(
             4,
             3,
-            vec![2.0, -1.0, -1.0, -1.0, 2.0, -1.0, -1.0, -1.0, 2.0, delta, 0.0, -delta],
+            vec![
+                2.0, -1.0, -1.0, -1.0, 2.0, -1.0, -1.0, -1.0, 2.0, delta, 0.0, -delta,
+            ],
             None,
         )
         .unwrap();
@@ -347,8 +360,8 @@ mod tests {
             let zero =
                 ScaledKeySet::normalize(&x, Normalization::layer_norm(0.0).unwrap(), None).unwrap();
             assert_eq!(verdicts(&zero, &o), [true; 4]);
-            let eps =
-                ScaledKeySet::normalize(&x, Normalization::layer_norm(1e-5).unwrap(), None).unwrap();
+            let eps = ScaledKeySet::normalize(&x, Normalization::layer_norm(1e-5).unwrap(), None)
+                .unwrap();
             assert_eq!(verdicts(&eps, &o), [true, true, true, false]);
         }
     }

@@ -64,7 +64,7 @@ fn integer_rows(rows: &[Vec<Rational>], rhs: &[Rational]) -> Vec<Vec<Integer>> {
             }
             row.iter()
                 .chain(std::iter::once(b))
-                .map(|x| Integer::from(x.numer() * Integer::from(&l / x.denom())))
+                .map(|x| x.numer() * Integer::from(&l / x.denom()))
                 .collect()
         })
         .collect()
@@ -79,7 +79,7 @@ fn verify(rows: &[Vec<Integer>], x: &[Rational]) -> bool {
     }
     let nums: Vec<Integer> = x
         .iter()
-        .map(|v| Integer::from(v.numer() * Integer::from(&den / v.denom())))
+        .map(|v| v.numer() * Integer::from(&den / v.denom()))
         .collect();
     rows.iter().all(|row| {
         let mut s = Integer::new();

@@ -28,7 +28,10 @@ use std::ops::RangeInclusive;
 /// `n·d` values iid N(0, 1), rounded to f32, for run `run` of cell (d, n) under `seed`.
 pub fn gaussian_keys(seed: u64, d: usize, n: usize, run: usize) -> Vec<f64> {
     let mut bytes = [0u8; 32];
-    for (chunk, v) in bytes.chunks_mut(8).zip([seed, d as u64, n as u64, run as u64]) {
+    for (chunk, v) in bytes
+        .chunks_mut(8)
+        .zip([seed, d as u64, n as u64, run as u64])
+    {
         chunk.copy_from_slice(&v.to_le_bytes());
     }
     let mut rng = ChaCha8Rng::from_seed(bytes);
@@ -52,7 +55,10 @@ pub fn sample_npy(seed: u64, d: usize, n: usize, run: usize) -> Result<crate::np
     if d == 0 || n == 0 {
         return Err(Error::usage("sample needs d ≥ 1 and n ≥ 1"));
     }
-    let data = gaussian_keys(seed, d, n, run).into_iter().map(|x| x as f32).collect();
+    let data = gaussian_keys(seed, d, n, run)
+        .into_iter()
+        .map(|x| x as f32)
+        .collect();
     crate::npy::NpyArray::new(vec![n, d], crate::npy::NpyData::F32(data))
 }
 
@@ -95,10 +101,14 @@ impl FigureParams {
 
     pub fn validate(&self) -> Result<()> {
         if self.d.is_empty() || *self.d.start() == 0 {
-            return Err(Error::usage("--d must be a nonempty range of dimensions ≥ 1"));
+            return Err(Error::usage(
+                "--d must be a nonempty range of dimensions ≥ 1",
+            ));
         }
         if self.n.is_empty() || *self.n.start() == 0 {
-            return Err(Error::usage("--n must be a nonempty range of key counts ≥ 1"));
+            return Err(Error::usage(
+                "--n must be a nonempty range of key counts ≥ 1",
+            ));
         }
         if self.runs == 0 {
             return Err(Error::usage("--runs must be at least 1"));
@@ -187,11 +197,32 @@ fn run_cell(params: &FigureParams, d: usize, n: usize) -> Result<Cell> {
         cell.unselectable += bad;
         cell.runs_with_unselectable += usize::from(bad > 0);
         for dec in &ds {
-            let k = Method::ALL.iter().position(|m| *m == dec.method).expect("listed");
+            let k = Method::ALL
+                .iter()
+                .position(|m| *m == dec.method)
+                .expect("listed");
             cell.by_method[k] += 1;
         }
     }
     Ok(cell)
+}
+
+/// Verdicts per pipeline stage over all cells, e.g. `key-as-query 1758885, float-lp 274946`
+/// (implementation detail, so it is printed by the CLI rather than pinned in the table).
+pub fn stage_summary(cells: &[Cell]) -> String {
+    let mut methods = [0usize; 6];
+    for c in cells {
+        for (m, k) in methods.iter_mut().zip(c.by_method) {
+            *m += k;
+        }
+    }
+    Method::ALL
+        .iter()
+        .zip(methods)
+        .filter(|(_, k)| *k > 0)
+        .map(|(m, k)| format!("{} {k}", m.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Every cell of the grid, in table order. `tick` is called once per finished cell (from
@@ -236,7 +267,9 @@ pub fn figure_table(params: &FigureParams, cells: &[Cell]) -> Table {
         params.seed,
         params.norm.name()
     ));
-    t.comment("keys iid N(0,1) rounded to f32: ChaCha8 seeded (seed, d, n, run) + Box-Muller (libm)");
+    t.comment(
+        "keys iid N(0,1) rounded to f32: ChaCha8 seeded (seed, d, n, run) + Box-Muller (libm)",
+    );
     t.comment("every verdict carries a certificate verified in exact rational arithmetic");
     t.comment(
         "p_any_unselectable = runs with >= 1 unselectable key / runs (the authors' plot); \
@@ -244,22 +277,7 @@ pub fn figure_table(params: &FigureParams, cells: &[Cell]) -> Table {
     );
     let keys: usize = cells.iter().map(|c| c.n * c.runs).sum();
     let bad: usize = cells.iter().map(|c| c.unselectable).sum();
-    let mut methods = [0usize; 6];
-    for c in cells {
-        for (m, k) in methods.iter_mut().zip(c.by_method) {
-            *m += k;
-        }
-    }
-    let by: Vec<String> = Method::ALL
-        .iter()
-        .zip(methods)
-        .filter(|(_, k)| *k > 0)
-        .map(|(m, k)| format!("{} {k}", m.name()))
-        .collect();
-    t.comment(format!(
-        "keys {keys}, unselectable {bad}; verdicts by stage: {}",
-        by.join(", ")
-    ));
+    t.comment(format!("keys {keys}, unselectable {bad}"));
     for c in cells {
         t.push([
             c.d.to_string(),
@@ -275,7 +293,12 @@ pub fn figure_table(params: &FigureParams, cells: &[Cell]) -> Table {
 /// A colour from white (0) through orange to dark red (1).
 fn heat(v: f64) -> plotters::style::RGBColor {
     let v = v.clamp(0.0, 1.0);
-    let stops = [(255.0, 255.0, 255.0), (253.0, 174.0, 97.0), (215.0, 48.0, 39.0), (103.0, 0.0, 13.0)];
+    let stops = [
+        (255.0, 255.0, 255.0),
+        (253.0, 174.0, 97.0),
+        (215.0, 48.0, 39.0),
+        (103.0, 0.0, 13.0),
+    ];
     let x = v * (stops.len() - 1) as f64;
     let k = (x.floor() as usize).min(stops.len() - 2);
     let t = x - k as f64;
@@ -299,12 +322,25 @@ pub fn heatmap_svg(params: &FigureParams, cells: &[Cell]) -> Result<String> {
         let (left, right) = root.split_horizontally(600);
         let (n0, n1) = (*params.n.start() as i32, *params.n.end() as i32 + 1);
         let (d0, d1) = (*params.d.start() as i32, *params.d.end() as i32 + 1);
-        let panels: [(&DrawingArea<SVGBackend, _>, &str, fn(&Cell) -> f64); 2] = [
-            (&left, "P(run has an unselectable key)", Cell::p_any),
-            (&right, "mean fraction of unselectable keys", Cell::mean_fraction),
+        let panels = [
+            (
+                &left,
+                "P(run has an unselectable key)",
+                Cell::p_any as fn(&Cell) -> f64,
+            ),
+            (
+                &right,
+                "mean fraction of unselectable keys",
+                Cell::mean_fraction,
+            ),
         ];
         for (area, title, value) in panels {
-            let caption = format!("{title} — norm {}, {} runs, seed {}", params.norm.name(), params.runs, params.seed);
+            let caption = format!(
+                "{title} — norm {}, {} runs, seed {}",
+                params.norm.name(),
+                params.runs,
+                params.seed
+            );
             let mut chart = ChartBuilder::on(area)
                 .caption(caption, ("sans-serif", 14))
                 .margin(10)
@@ -344,7 +380,9 @@ pub fn bench_table(
     tick: &dyn Fn(),
 ) -> Result<Table> {
     if dims.is_empty() || sizes.is_empty() || dims.contains(&0) || sizes.contains(&0) {
-        return Err(Error::usage("bench needs nonempty lists of d ≥ 1 and n ≥ 1"));
+        return Err(Error::usage(
+            "bench needs nonempty lists of d ≥ 1 and n ≥ 1",
+        ));
     }
     let mut t = Table::new([
         "d",
@@ -415,8 +453,12 @@ mod tests {
         // A crude moment check over many draws.
         let many = gaussian_keys(1, 1, 20000, 0);
         let mean: f64 = many.iter().sum::<f64>() / many.len() as f64;
-        let var: f64 = many.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / many.len() as f64;
-        assert!(mean.abs() < 0.03 && (var - 1.0).abs() < 0.05, "mean {mean} var {var}");
+        let var: f64 =
+            many.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / many.len() as f64;
+        assert!(
+            mean.abs() < 0.03 && (var - 1.0).abs() < 0.05,
+            "mean {mean} var {var}"
+        );
     }
 
     #[test]

@@ -105,24 +105,9 @@ impl Interval {
         }
     }
 
-    pub fn add(self, o: Interval) -> Interval {
-        Self::checked(next_down(self.lo + o.lo), next_up(self.hi + o.hi))
-    }
-
-    pub fn sub(self, o: Interval) -> Interval {
-        Self::checked(next_down(self.lo - o.hi), next_up(self.hi - o.lo))
-    }
-
-    pub fn neg(self) -> Interval {
-        Interval {
-            lo: -self.hi,
-            hi: -self.lo,
-        }
-    }
-
-    pub fn mul(self, o: Interval) -> Interval {
-        if !(self.lo.is_finite() && self.hi.is_finite() && o.lo.is_finite() && o.hi.is_finite())
-        {
+    /// The product, rounded outward.
+    fn times(self, o: Interval) -> Interval {
+        if !(self.lo.is_finite() && self.hi.is_finite() && o.lo.is_finite() && o.hi.is_finite()) {
             return Self::WHOLE;
         }
         let p = [
@@ -136,9 +121,9 @@ impl Interval {
         Self::checked(next_down(lo), next_up(hi))
     }
 
-    /// x² (tighter than `mul` when the interval straddles zero).
+    /// x² (tighter than the product when the interval straddles zero).
     pub fn square(self) -> Interval {
-        let m = self.mul(self);
+        let m = self.times(self);
         if self.lo <= 0.0 && self.hi >= 0.0 {
             Interval { lo: 0.0, hi: m.hi }
         } else {
@@ -146,6 +131,37 @@ impl Interval {
                 lo: m.lo.max(0.0),
                 hi: m.hi,
             }
+        }
+    }
+}
+
+impl std::ops::Add for Interval {
+    type Output = Interval;
+    fn add(self, o: Interval) -> Interval {
+        Self::checked(next_down(self.lo + o.lo), next_up(self.hi + o.hi))
+    }
+}
+
+impl std::ops::Sub for Interval {
+    type Output = Interval;
+    fn sub(self, o: Interval) -> Interval {
+        Self::checked(next_down(self.lo - o.hi), next_up(self.hi - o.lo))
+    }
+}
+
+impl std::ops::Mul for Interval {
+    type Output = Interval;
+    fn mul(self, o: Interval) -> Interval {
+        self.times(o)
+    }
+}
+
+impl std::ops::Neg for Interval {
+    type Output = Interval;
+    fn neg(self) -> Interval {
+        Interval {
+            lo: -self.hi,
+            hi: -self.lo,
         }
     }
 }
@@ -186,8 +202,7 @@ pub fn score_sums(v: &[f64], h: &[f64], c: f64) -> (f64, f64) {
 /// rounding is needed, which keeps the hot loop short.
 #[inline]
 pub fn cmp_sums(a: (f64, f64), b: (f64, f64), m: usize) -> Option<std::cmp::Ordering> {
-    if !(a.0.is_finite() && a.1.is_finite() && b.0.is_finite() && b.1.is_finite())
-        || m >= MAX_TERMS
+    if !(a.0.is_finite() && a.1.is_finite() && b.0.is_finite() && b.1.is_finite()) || m >= MAX_TERMS
     {
         return None;
     }
@@ -270,7 +285,10 @@ mod tests {
                 proved += 1;
             }
         }
-        assert!(proved > 1500, "the filter should prove most signs, proved {proved}");
+        assert!(
+            proved > 1500,
+            "the filter should prove most signs, proved {proved}"
+        );
     }
 
     /// cmp_sums never contradicts the exact order, and decides clear cases.
@@ -292,7 +310,11 @@ mod tests {
             let mut b = a.clone();
             if trial % 3 != 0 {
                 let k = trial % m;
-                b[k] = if trial % 2 == 0 { next_up(b[k]) } else { b[k] + next() };
+                b[k] = if trial % 2 == 0 {
+                    next_up(b[k])
+                } else {
+                    b[k] + next()
+                };
             }
             let (ca, cb) = (next(), if trial % 5 == 0 { 0.0 } else { next() * 1e-12 });
             let sa = score_sums(&v, &a, ca);
@@ -336,14 +358,17 @@ mod tests {
             if let Some(o) = cmp_sums(sa, sb, 4) {
                 assert_eq!(o, truth, "big {big} small {small_a} vs {small_b}");
             }
-            let iv = dot(&v, &a, 0).sub(dot(&v, &b, 0));
+            let iv = dot(&v, &a, 0) - dot(&v, &b, 0);
             match truth {
                 std::cmp::Ordering::Greater => assert!(!iv.is_neg()),
                 std::cmp::Ordering::Less => assert!(!iv.is_pos()),
                 std::cmp::Ordering::Equal => assert!(iv.sign().is_none()),
             }
         }
-        assert!(wrong_in_float > 100, "the test must contain float-wrong cases");
+        assert!(
+            wrong_in_float > 100,
+            "the test must contain float-wrong cases"
+        );
     }
 
     #[test]
@@ -365,10 +390,10 @@ mod tests {
     fn interval_ops_enclose() {
         let x = Interval::point(0.1);
         let y = Interval::point(0.2);
-        let s = x.add(y);
+        let s = x + y;
         let exact = Rational::from_f64(0.1).unwrap() + Rational::from_f64(0.2).unwrap();
         assert!(contains(s, &exact));
-        let p = x.mul(y).sub(Interval::point(0.02));
+        let p = x * y - Interval::point(0.02);
         let exact_p = Rational::from_f64(0.1).unwrap() * Rational::from_f64(0.2).unwrap()
             - Rational::from_f64(0.02).unwrap();
         assert!(contains(p, &exact_p));

@@ -31,7 +31,7 @@ impl KeySet {
         if d == 0 {
             return Err(Error::input("keys of dimension 0"));
         }
-        if data.len() != n.checked_mul(d).unwrap_or(usize::MAX) {
+        if data.len() != n.saturating_mul(d) {
             return Err(Error::input(format!(
                 "{} values given for {n} keys of dimension {d}",
                 data.len()
@@ -223,7 +223,9 @@ impl ScaledKeySet {
             return Err(Error::input("keys of dimension 0"));
         }
         if q.len() != n || w.iter().any(|r| r.len() != d) {
-            return Err(Error::input("scaled keys: ragged rows or q of the wrong length"));
+            return Err(Error::input(
+                "scaled keys: ragged rows or q of the wrong length",
+            ));
         }
         if let Some(j) = q.iter().position(|x| *x <= 0) {
             return Err(Error::input(format!(
@@ -231,7 +233,8 @@ impl ScaledKeySet {
                 q[j]
             )));
         }
-        let in_range = |x: f64| x == 0.0 || (x.abs() >= 2f64.powi(-1000) && x.abs() <= 2f64.powi(1000));
+        let in_range =
+            |x: f64| x == 0.0 || (x.abs() >= 2f64.powi(-1000) && x.abs() <= 2f64.powi(1000));
         let mut approx_reliable = true;
         let mut w_approx = Vec::with_capacity(n * d);
         for row in &w {
@@ -281,7 +284,10 @@ impl ScaledKeySet {
                 )));
             }
             if let Some(k) = g.iter().position(|x| !x.is_finite()) {
-                return Err(Error::input(format!("gain {k} is {} (must be finite)", g[k])));
+                return Err(Error::input(format!(
+                    "gain {k} is {} (must be finite)",
+                    g[k]
+                )));
             }
         }
         let eps = norm.eps.exact();
@@ -380,10 +386,13 @@ mod tests {
     #[test]
     fn layer_norm_is_exact() {
         let keys = KeySet::new(1, 3, vec![1.0, 2.0, 6.0], None).unwrap();
-        let s = ScaledKeySet::normalize(&keys, Normalization::layer_norm(0.0).unwrap(), None)
-            .unwrap();
+        let s =
+            ScaledKeySet::normalize(&keys, Normalization::layer_norm(0.0).unwrap(), None).unwrap();
         // μ = 3, u = (−2, −1, 3), σ² = 14/3.
-        assert_eq!(s.w(0), &[Rational::from(-2), Rational::from(-1), Rational::from(3)]);
+        assert_eq!(
+            s.w(0),
+            &[Rational::from(-2), Rational::from(-1), Rational::from(3)]
+        );
         assert_eq!(*s.q(0), Rational::from((14, 3)));
         let constant = KeySet::new(1, 2, vec![5.0, 5.0], None).unwrap();
         assert!(

@@ -118,11 +118,18 @@ impl CheckReport {
             } else {
                 format!(
                     " ({})",
-                    bad.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+                    bad.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             }
         );
-        let name = if matches!(self.norm, NormSpec::None) { "h" } else { "w" };
+        let name = if matches!(self.norm, NormSpec::None) {
+            "h"
+        } else {
+            "w"
+        };
         let combo = |w: &Weights| -> String {
             w.iter()
                 .map(|(j, x)| format!("{x}·{name}_{j}"))
@@ -135,7 +142,9 @@ impl CheckReport {
                 Certificate::ScaledHull { below, above } => {
                     let tail = match above {
                         None => " with Σ μ_j √(q_j/q_i) = 1".to_string(),
-                        Some(Above::Ray(r)) => format!(", Σ μ_j √(q_j/q_i) ≤ 1, ray 0 = {}", combo(r)),
+                        Some(Above::Ray(r)) => {
+                            format!(", Σ μ_j √(q_j/q_i) ≤ 1, ray 0 = {}", combo(r))
+                        }
                         Some(Above::Point(p)) => format!(
                             ", Σ μ_j √(q_j/q_i) ≤ 1 ≤ the same sum for w_{i} = {}",
                             combo(p)
@@ -192,10 +201,10 @@ pub fn check_files(
     options: &Options,
 ) -> Result<CheckReport> {
     let (n, d, data) = read_matrix(keys_path)?;
-    let bias = bias_path
-        .map(|p| read_vector(p, n, "biases"))
+    let bias = bias_path.map(|p| read_vector(p, n, "biases")).transpose()?;
+    let gain = gain_path
+        .map(|p| read_vector(p, d, "the gain"))
         .transpose()?;
-    let gain = gain_path.map(|p| read_vector(p, d, "the gain")).transpose()?;
     let keys = KeySet::new(n, d, data, bias)?;
     check_keys(&keys, norm, gain.as_deref(), options)
 }

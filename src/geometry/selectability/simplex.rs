@@ -379,7 +379,11 @@ mod tests {
             panic!()
         };
         for c in 0..2 {
-            let col: Rational = (0..2).map(|r| Rational::from(&a[r][c] * &y[r])).sum();
+            let col: Rational = a
+                .iter()
+                .zip(&y)
+                .map(|(row, yr)| Rational::from(&row[c] * yr))
+                .sum();
             assert!(col <= 0, "Aᵀy ≤ 0 violated");
         }
         let by: Rational = (0..2).map(|r| Rational::from(&b[r] * &y[r])).sum();

@@ -121,15 +121,33 @@ mod tests {
     #[test]
     fn scaled_scores_compare_exactly() {
         // 1/√2 vs 1/√3: greater.
-        assert_eq!(cmp_scaled(&r(1, 1), &r(2, 1), &r(1, 1), &r(3, 1)), Ordering::Greater);
+        assert_eq!(
+            cmp_scaled(&r(1, 1), &r(2, 1), &r(1, 1), &r(3, 1)),
+            Ordering::Greater
+        );
         // 2/√4 = 1/√1: equal.
-        assert_eq!(cmp_scaled(&r(2, 1), &r(4, 1), &r(1, 1), &r(1, 1)), Ordering::Equal);
+        assert_eq!(
+            cmp_scaled(&r(2, 1), &r(4, 1), &r(1, 1), &r(1, 1)),
+            Ordering::Equal
+        );
         // −1/√2 vs −1/√3: −0.707 < −0.577.
-        assert_eq!(cmp_scaled(&r(-1, 1), &r(2, 1), &r(-1, 1), &r(3, 1)), Ordering::Less);
+        assert_eq!(
+            cmp_scaled(&r(-1, 1), &r(2, 1), &r(-1, 1), &r(3, 1)),
+            Ordering::Less
+        );
         // Mixed signs and zeros.
-        assert_eq!(cmp_scaled(&r(0, 1), &r(2, 1), &r(-1, 1), &r(3, 1)), Ordering::Greater);
-        assert_eq!(cmp_scaled(&r(0, 1), &r(2, 1), &r(0, 1), &r(3, 1)), Ordering::Equal);
-        assert_eq!(cmp_scaled(&r(-5, 1), &r(2, 1), &r(1, 100), &r(3, 1)), Ordering::Less);
+        assert_eq!(
+            cmp_scaled(&r(0, 1), &r(2, 1), &r(-1, 1), &r(3, 1)),
+            Ordering::Greater
+        );
+        assert_eq!(
+            cmp_scaled(&r(0, 1), &r(2, 1), &r(0, 1), &r(3, 1)),
+            Ordering::Equal
+        );
+        assert_eq!(
+            cmp_scaled(&r(-5, 1), &r(2, 1), &r(1, 100), &r(3, 1)),
+            Ordering::Less
+        );
     }
 
     #[test]
@@ -142,7 +160,10 @@ mod tests {
         let exact = [(r(1, 2), r(1, 4)), (r(3, 1), r(4, 9))];
         assert_eq!(cmp_surd_sum(&exact, &r(9, 4), 64), Ok(Ordering::Equal));
         // Zero coefficients vanish, whatever the radicand.
-        assert_eq!(cmp_surd_sum(&[(r(0, 1), r(2, 1))], &r(0, 1), 64), Ok(Ordering::Equal));
+        assert_eq!(
+            cmp_surd_sum(&[(r(0, 1), r(2, 1))], &r(0, 1), 64),
+            Ok(Ordering::Equal)
+        );
     }
 
     #[test]

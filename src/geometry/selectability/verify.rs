@@ -75,7 +75,12 @@ pub fn check_plain(keys: &KeySet, i: usize, query: &Query, first: Option<usize>)
 }
 
 /// The proved order of a_i/√q_i and a_j/√q_j from enclosures, if the enclosures decide it.
-fn cmp_scaled_enclosed(a_i: Interval, q_i: Interval, a_j: Interval, q_j: Interval) -> Option<Ordering> {
+fn cmp_scaled_enclosed(
+    a_i: Interval,
+    q_i: Interval,
+    a_j: Interval,
+    q_j: Interval,
+) -> Option<Ordering> {
     let (ge_i, le_i) = (a_i.lo >= 0.0, a_i.hi <= 0.0);
     let (ge_j, le_j) = (a_j.lo >= 0.0, a_j.hi <= 0.0);
     if a_i.is_pos() && le_j || ge_i && a_j.is_neg() {
@@ -85,7 +90,7 @@ fn cmp_scaled_enclosed(a_i: Interval, q_i: Interval, a_j: Interval, q_j: Interva
         return Some(Ordering::Less);
     }
     // Same proved sign: compare a_i² q_j with a_j² q_i.
-    let squares = a_i.square().mul(q_j).sub(a_j.square().mul(q_i)).sign()?;
+    let squares = (a_i.square() * q_j - a_j.square() * q_i).sign()?;
     if a_i.is_pos() && a_j.is_pos() {
         Some(squares)
     } else if a_i.is_neg() && a_j.is_neg() {
@@ -96,7 +101,12 @@ fn cmp_scaled_enclosed(a_i: Interval, q_i: Interval, a_j: Interval, q_j: Interva
 }
 
 /// Does the query select key i of a scaled key set?
-pub fn check_scaled(keys: &ScaledKeySet, i: usize, query: &Query, first: Option<usize>) -> QueryCheck {
+pub fn check_scaled(
+    keys: &ScaledKeySet,
+    i: usize,
+    query: &Query,
+    first: Option<usize>,
+) -> QueryCheck {
     let exact_v: Vec<Rational> = match query {
         Query::OwnKey => keys.w(i).to_vec(),
         Query::Float(v) => v.iter().map(|&x| exact(x)).collect(),
@@ -149,7 +159,12 @@ mod tests {
         let data = vec![1.0, 1.0 + e, 1.0 + e, 1.0, 0.5, 0.5, 1.0 + 2.0 * e, 1.0 - e];
         let keys = KeySet::new(4, 2, data, None).unwrap();
         for i in 0..4 {
-            for v in [vec![1.0, 1.0], vec![1.0, 1.0 + e], vec![-1.0, 3.0], vec![1e-300, 1e-300]] {
+            for v in [
+                vec![1.0, 1.0],
+                vec![1.0, 1.0 + e],
+                vec![-1.0, 3.0],
+                vec![1e-300, 1e-300],
+            ] {
                 let fast = check_plain_float(&keys, i, &v, None) == QueryCheck::Selects;
                 let slow = checker(&keys, i, &Certificate::Query(Query::Float(v.clone()))).is_ok();
                 assert_eq!(fast, slow, "key {i}, query {v:?}");
@@ -163,7 +178,18 @@ mod tests {
         // Nearly parallel LayerNorm inputs: their normalized keys nearly coincide.
         let e = f64::EPSILON;
         let data = vec![
-            2.0, -1.0, -1.0, 2.0 + 4.0 * e, -1.0, -1.0, -1.0, 2.0, -1.0, 4.0, -2.0, -2.0,
+            2.0,
+            -1.0,
+            -1.0,
+            2.0 + 4.0 * e,
+            -1.0,
+            -1.0,
+            -1.0,
+            2.0,
+            -1.0,
+            4.0,
+            -2.0,
+            -2.0,
         ];
         let keys = KeySet::new(4, 3, data, None).unwrap();
         for eps in [0.0f32, 1e-5, 3.0] {
