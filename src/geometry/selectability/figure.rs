@@ -290,6 +290,13 @@ pub fn figure_table(params: &FigureParams, cells: &[Cell]) -> Table {
     t
 }
 
+/// The reproducible artifact: run the grid (no progress display) and return the table and
+/// the SVG heatmap, e.g. `figure_artifact(&FigureParams::reduced(NormSpec::None))`.
+pub fn figure_artifact(params: &FigureParams) -> Result<(Table, String)> {
+    let cells = run_grid(params, &|| {})?;
+    Ok((figure_table(params, &cells), heatmap_svg(params, &cells)?))
+}
+
 /// A colour from white (0) through orange to dark red (1).
 fn heat(v: f64) -> plotters::style::RGBColor {
     let v = v.clamp(0.0, 1.0);
@@ -320,12 +327,13 @@ pub fn heatmap_svg(params: &FigureParams, cells: &[Cell]) -> Result<String> {
         let fail = |e: &dyn std::fmt::Display| Error::io(format!("drawing the heatmap: {e}"));
         root.fill(&WHITE).map_err(|e| fail(&e))?;
         let (left, right) = root.split_horizontally(600);
-        let (n0, n1) = (*params.n.start() as i32, *params.n.end() as i32 + 1);
-        let (d0, d1) = (*params.d.start() as i32, *params.d.end() as i32 + 1);
+        // Cells centred on integer (n, d), so the tick labels sit in the middle of their row.
+        let (n0, n1) = (*params.n.start() as f64 - 0.5, *params.n.end() as f64 + 0.5);
+        let (d0, d1) = (*params.d.start() as f64 - 0.5, *params.d.end() as f64 + 0.5);
         let panels = [
             (
                 &left,
-                "P(run has an unselectable key)",
+                "P(a run has an unselectable key)",
                 Cell::p_any as fn(&Cell) -> f64,
             ),
             (
@@ -336,7 +344,7 @@ pub fn heatmap_svg(params: &FigureParams, cells: &[Cell]) -> Result<String> {
         ];
         for (area, title, value) in panels {
             let caption = format!(
-                "{title} — norm {}, {} runs, seed {}",
+                "{title}: norm {}, {} runs, seed {}",
                 params.norm.name(),
                 params.runs,
                 params.seed
@@ -351,14 +359,19 @@ pub fn heatmap_svg(params: &FigureParams, cells: &[Cell]) -> Result<String> {
             chart
                 .configure_mesh()
                 .disable_mesh()
-                .x_desc("n (keys)")
+                .x_desc("n (keys); colour: white 0 to dark red 1")
                 .y_desc("d (dimension)")
+                .x_label_formatter(&|x| format!("{x:.0}"))
+                .y_label_formatter(&|y| format!("{y:.0}"))
                 .draw()
                 .map_err(|e| fail(&e))?;
             chart
                 .draw_series(cells.iter().map(|c| {
-                    let (x, y) = (c.n as i32, c.d as i32);
-                    Rectangle::new([(x, y), (x + 1, y + 1)], heat(value(c)).filled())
+                    let (x, y) = (c.n as f64, c.d as f64);
+                    Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        heat(value(c)).filled(),
+                    )
                 }))
                 .map_err(|e| fail(&e))?;
         }
