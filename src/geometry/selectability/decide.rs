@@ -16,7 +16,7 @@ use super::certificate::{self, Certificate, Query, Weights};
 use super::exact_solve;
 use super::heuristics::{braid_reflect, FloatKeys};
 use super::keys::KeySet;
-use super::simplex::{self, Lp, LpOutcome};
+use super::simplex::{self, Lp, LpOutcome, LpScalar};
 use super::verify::{self, QueryCheck};
 use rug::Rational;
 
@@ -109,31 +109,46 @@ pub(super) enum LoopEnd {
     GiveUp,
 }
 
-/// The float LP of "h_i ∈ conv{h_j : j ∈ cols}" (with biases: and Σλ_j b_j ≥ b_i): rows are
-/// the d coordinates, Σλ = 1 and the bias row; a surplus column closes the bias inequality.
-pub(super) fn hull_lp(fk: &FloatKeys, cols: &[usize], i: usize) -> Lp<f64> {
-    let d = fk.d;
-    let with_bias = fk.bias.is_some();
-    let width = cols.len() + usize::from(with_bias);
-    let mut a = Vec::with_capacity(d + 2);
-    let mut b = Vec::with_capacity(d + 2);
-    for k in 0..d {
-        let mut row: Vec<f64> = cols.iter().map(|&j| fk.key(j)[k]).collect();
-        row.resize(width, 0.0);
+/// The rows of "target = Σ λ_j col_j, Σ λ_j = 1" and, with biases, "Σ λ_j b_j − s = b_target"
+/// (s ≥ 0 the surplus, a last column present when `surplus`): the hull system in any scalar,
+/// shared by the float LP, the exact LP and the exact re-solve of a float basis.
+pub(super) fn hull_system<S: LpScalar>(
+    cols: &[&[S]],
+    target: &[S],
+    biases: Option<(&[S], &S)>,
+    surplus: bool,
+) -> Lp<S> {
+    let width = cols.len() + usize::from(biases.is_some() && surplus);
+    let mut a = Vec::with_capacity(target.len() + 2);
+    let mut b = Vec::with_capacity(target.len() + 2);
+    for (k, t) in target.iter().enumerate() {
+        let mut row: Vec<S> = cols.iter().map(|c| c[k].clone()).collect();
+        row.resize(width, S::zero());
         a.push(row);
-        b.push(fk.key(i)[k]);
+        b.push(t.clone());
     }
-    let mut ones = vec![1.0; cols.len()];
-    ones.resize(width, 0.0);
+    let mut ones = vec![S::one(); cols.len()];
+    ones.resize(width, S::zero());
     a.push(ones);
-    b.push(1.0);
-    if with_bias {
-        let mut row: Vec<f64> = cols.iter().map(|&j| fk.bias(j)).collect();
-        row.push(-1.0);
+    b.push(S::one());
+    if let Some((col_bias, target_bias)) = biases {
+        let mut row: Vec<S> = col_bias.to_vec();
+        if surplus {
+            row.push(S::one().neg());
+        }
         a.push(row);
-        b.push(fk.bias(i));
+        b.push(target_bias.clone());
     }
     Lp { a, b, cost: None }
+}
+
+/// The float LP of "h_i ∈ conv{h_j : j ∈ cols}" (with biases: and Σλ_j b_j ≥ b_i).
+pub(super) fn hull_lp(fk: &FloatKeys, cols: &[usize], i: usize) -> Lp<f64> {
+    let keys: Vec<&[f64]> = cols.iter().map(|&j| fk.key(j)).collect();
+    let col_bias: Vec<f64> = cols.iter().map(|&j| fk.bias(j)).collect();
+    let target_bias = fk.bias(i);
+    let biases = fk.bias.is_some().then_some((&col_bias[..], &target_bias));
+    hull_system(&keys, fk.key(i), biases, true)
 }
 
 /// The query read from the Farkas vector y = (y_h, y_1[, y_b]) of the hull LP:
@@ -238,46 +253,32 @@ pub(super) fn working_set_lp(
     LoopEnd::GiveUp
 }
 
+/// Sparse weights: the nonzero entries of x, indexed by the keys its columns stand for (extra
+/// trailing entries of x, such as a surplus, are dropped).
+pub(super) fn weights(cols: &[usize], x: Vec<Rational>) -> Weights {
+    cols.iter()
+        .zip(x)
+        .filter(|(_, v)| *v != 0)
+        .map(|(&j, v)| (j, v))
+        .collect()
+}
+
 /// The exact hull weights on a float LP's support, if they are nonnegative.
 fn exact_hull(keys: &KeySet, i: usize, support: &[usize], surplus: bool) -> Option<Weights> {
-    let d = keys.d();
-    let cols: Vec<Vec<Rational>> = support.iter().map(|&j| keys.key_exact(j)).collect();
-    let width = support.len() + usize::from(surplus);
-    let target = keys.key_exact(i);
-    let mut rows = Vec::with_capacity(d + 2);
-    let mut rhs = Vec::with_capacity(d + 2);
-    for k in 0..d {
-        let mut row: Vec<Rational> = cols.iter().map(|c| c[k].clone()).collect();
-        row.resize(width, Rational::new());
-        rows.push(row);
-        rhs.push(target[k].clone());
-    }
-    let mut ones = vec![Rational::from(1); support.len()];
-    ones.resize(width, Rational::new());
-    rows.push(ones);
-    rhs.push(Rational::from(1));
-    if keys.has_bias() {
-        let mut row: Vec<Rational> = support.iter().map(|&j| keys.bias_exact(j)).collect();
-        if surplus {
-            row.push(Rational::from(-1));
-        }
-        rows.push(row);
-        rhs.push(keys.bias_exact(i));
-    } else if surplus {
+    if surplus && !keys.has_bias() {
         return None;
     }
-    let x = exact_solve::solve(&rows, &rhs)?;
+    let cols: Vec<Vec<Rational>> = support.iter().map(|&j| keys.key_exact(j)).collect();
+    let col_refs: Vec<&[Rational]> = cols.iter().map(Vec::as_slice).collect();
+    let col_bias: Vec<Rational> = support.iter().map(|&j| keys.bias_exact(j)).collect();
+    let target_bias = keys.bias_exact(i);
+    let biases = keys.has_bias().then_some((&col_bias[..], &target_bias));
+    let system = hull_system(&col_refs, &keys.key_exact(i), biases, surplus);
+    let x = exact_solve::solve(&system.a, &system.b)?;
     if x.iter().any(|v| *v < 0) {
         return None;
     }
-    Some(
-        support
-            .iter()
-            .zip(x)
-            .filter(|(_, l)| *l != 0)
-            .map(|(&j, l)| (j, l))
-            .collect(),
-    )
+    Some(weights(support, x))
 }
 
 /// The exact LP of "target ∈ conv(cols)" (with biases: and Σλ_j b_j ≥ b_target), solved with
@@ -287,27 +288,8 @@ pub(super) fn exact_hull_lp(
     target: &[Rational],
     biases: Option<(&[Rational], &Rational)>,
 ) -> LpOutcome<Rational> {
-    let d = target.len();
-    let width = cols.len() + usize::from(biases.is_some());
-    let mut a = Vec::with_capacity(d + 2);
-    let mut b = Vec::with_capacity(d + 2);
-    for k in 0..d {
-        let mut row: Vec<Rational> = cols.iter().map(|c| c[k].clone()).collect();
-        row.resize(width, Rational::new());
-        a.push(row);
-        b.push(target[k].clone());
-    }
-    let mut ones = vec![Rational::from(1); cols.len()];
-    ones.resize(width, Rational::new());
-    a.push(ones);
-    b.push(Rational::from(1));
-    if let Some((col_bias, target_bias)) = biases {
-        let mut row: Vec<Rational> = col_bias.to_vec();
-        row.push(Rational::from(-1));
-        a.push(row);
-        b.push(target_bias.clone());
-    }
-    simplex::solve(&Lp { a, b, cost: None }, usize::MAX)
+    let col_refs: Vec<&[Rational]> = cols.iter().map(Vec::as_slice).collect();
+    simplex::solve(&hull_system(&col_refs, target, biases, true), usize::MAX)
 }
 
 /// Key i decided by the exact rational LP over all other keys (Motzkin: one of the two
@@ -321,13 +303,7 @@ pub fn decide_exact(keys: &KeySet, i: usize) -> Decision {
     let target_bias = keys.bias_exact(i);
     let biases = keys.has_bias().then_some((&col_bias[..], &target_bias));
     let certificate = match exact_hull_lp(&exact_keys, &target, biases) {
-        LpOutcome::Optimal { x, .. } => Certificate::Hull(
-            cols.iter()
-                .zip(x)
-                .filter(|(_, l)| *l != 0)
-                .map(|(&j, l)| (j, l))
-                .collect(),
-        ),
+        LpOutcome::Optimal { x, .. } => Certificate::Hull(weights(&cols, x)),
         LpOutcome::Infeasible { y } => {
             let mut v: Vec<Rational> = y[..d].to_vec();
             if keys.has_bias() {

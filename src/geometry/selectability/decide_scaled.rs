@@ -10,7 +10,7 @@
 
 use super::certificate::{self, Above, Certificate, Query, Weights};
 use super::decide::{
-    exact_hull_lp, pow2_scale, working_set_lp, Decision, LoopEnd, Method, Options,
+    exact_hull_lp, pow2_scale, weights, working_set_lp, Decision, LoopEnd, Method, Options,
 };
 use super::exact_solve;
 use super::heuristics::{braid_reflect, FloatKeys};
@@ -129,13 +129,7 @@ fn exact_on_basis(
     if x.iter().any(|v| *v < 0) {
         return None;
     }
-    Some(
-        support
-            .into_iter()
-            .zip(x)
-            .filter(|(_, v)| *v != 0)
-            .collect(),
-    )
+    Some(weights(&support, x))
 }
 
 /// A scaled-hull certificate for key i from float LPs over `cols`, checked exactly.
@@ -302,14 +296,6 @@ fn refine(keys: &ScaledKeySet, i: usize) -> Result<Decision> {
         "key {i}: the normalized key lies too close to the boundary of the other keys' hull to decide with {}-bit enclosures",
         REFINE_BITS[REFINE_BITS.len() - 1]
     )))
-}
-
-fn weights(cols: &[usize], x: Vec<Rational>) -> Weights {
-    cols.iter()
-        .zip(x)
-        .filter(|(_, v)| *v != 0)
-        .map(|(&j, v)| (j, v))
-        .collect()
 }
 
 #[cfg(test)]
