@@ -400,6 +400,8 @@ mod tests {
         assert!(Surd::sqrt(q(-1, 1)).is_none());
         assert!(Surd::new(q(1, 1), q(1, 1), q(-2, 1)).is_none());
         assert!(s(q(1, 2), q(0, 1), q(5, 1)).is_rational());
+        assert_eq!(s(q(1, 2), q(0, 1), q(5, 1)).radicand(), &q(0, 1));
+        assert_eq!(s(q(1, 2), q(3, 1), q(0, 1)).surd_part(), &q(0, 1));
         assert_eq!(s(q(1, 2), q(3, 1), q(0, 1)).to_rational(), Some(q(1, 2)));
     }
 
@@ -467,7 +469,19 @@ mod tests {
         // √2 · √3 = √6 (pure surds of unrelated radicands); (1+√2)·√3 leaves the field.
         let r3 = Surd::sqrt(q(3, 1)).unwrap();
         assert_eq!(r2.mul(&r3).unwrap(), Surd::sqrt(q(6, 1)).unwrap());
-        assert!(x.mul(&r3).is_err());
+        let mixed = x.mul(&r3).unwrap_err();
+        assert_eq!(
+            mixed,
+            MixedRadicands {
+                left: "2".into(),
+                right: "3".into()
+            }
+        );
+        assert_eq!(
+            String::from(mixed.clone()),
+            "internal: mixed radicands √(2) and √(3) in one operation"
+        );
+        assert_eq!(mixed.to_string(), String::from(mixed));
         assert!(x.add(&r3).is_err());
         // √2 · √8 = 4 (related radicands share a field).
         assert_eq!(
