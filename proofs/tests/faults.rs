@@ -69,7 +69,11 @@ fn faults_caught(x: &[Rational], e: &Rational) -> Result<(), String> {
     )?;
     caught(
         "centring on x₁ / projection",
-        projection::check_row(faults::centre_on_first, &with_nonzero_mean(x)),
+        projection::check_row(
+            faults::centre_on_first,
+            projection::scaled_projection,
+            &with_nonzero_mean(x),
+        ),
     )?;
     let lifted = with_nonzero_mean(x);
     caught(

@@ -14,7 +14,7 @@ proptest! {
 
     #[test]
     fn rows_project_onto_the_ones_plane(r in row()) {
-        holds(check_row(centered, &r.values()))?;
+        holds(check_row(centered, normoracle::theorems::projection::scaled_projection, &r.values()))?;
     }
 
     #[test]
@@ -26,7 +26,11 @@ proptest! {
 #[test]
 fn quickcheck_rows_project_onto_the_ones_plane() {
     fn property(r: QcRow) -> TestResult {
-        qc_holds(check_row(centered, &r.values()))
+        qc_holds(check_row(
+            centered,
+            normoracle::theorems::projection::scaled_projection,
+            &r.values(),
+        ))
     }
     quickcheck(24, property as fn(QcRow) -> TestResult);
 }

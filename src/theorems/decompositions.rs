@@ -6,7 +6,7 @@
 use super::exact_vec::{
     centered, expect_equal, mean, norm2, normalize, variance, Reference, SurdVec,
 };
-use super::projection::{apply_dense, DENSE_MAX_D};
+use super::projection::{apply_dense, scaled_projection, DENSE_MAX_D};
 use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use crate::problem::{EpsConvention, Op};
@@ -31,7 +31,7 @@ pub fn entry() -> TheoremEntry {
 /// Πx: a dense matrix product where that is affordable, else x − μ1.
 fn project(x: &[Rational]) -> Vec<Rational> {
     if x.len() <= DENSE_MAX_D {
-        apply_dense(x)
+        apply_dense(&scaled_projection(x.len()), x)
     } else {
         centered(x)
     }

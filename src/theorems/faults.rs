@@ -292,6 +292,23 @@ mod tests {
             run(nudged_last_entry, Op::LayerNorm, layer, &eps).unwrap(),
             nudged
         );
+        // d = 3: the divisor d − 1 = 2 shows (x = (0, 1, 5): ‖x − μ‖² = 14, σ²' = 7).
+        let wide = unbiased_variance(
+            Op::LayerNorm,
+            &ints(&[0, 1, 5]),
+            &q(0, 1),
+            layer,
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            wide,
+            ints(&[-2, -1, 3])
+                .iter()
+                .map(|v| inv_sqrt(q(7, 1)).scale(v))
+                .collect::<Vec<_>>()
+        );
         let constant = ints(&[3, 3]);
         let everywhere = defined_everywhere(
             Op::LayerNorm,

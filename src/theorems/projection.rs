@@ -224,10 +224,9 @@ pub fn check_matrices(d: usize, p: &IntMatrix, m_inverse_scaled: &IntMatrix) -> 
     Ok(())
 }
 
-/// Px by a dense product with d·P, divided by d.
-pub fn apply_dense(x: &[Rational]) -> Vec<Rational> {
+/// Px by a dense product with a d×d matrix d·P (e.g. [`scaled_projection`]), divided by d.
+pub fn apply_dense(p: &IntMatrix, x: &[Rational]) -> Vec<Rational> {
     let d = x.len();
-    let p = scaled_projection(d);
     let dq = len_q(x);
     (0..d)
         .map(|i| {
@@ -241,13 +240,18 @@ pub fn apply_dense(x: &[Rational]) -> Vec<Rational> {
         .collect()
 }
 
-/// The vector claims for one row about a centring (the definition: `exact_vec::centered`):
+/// The vector claims for one row about a centring (the definition: `exact_vec::centered`) and
+/// a matrix d·P (the definition: [`scaled_projection`]):
 /// (x − μ1)·1 = 0 (eq. 4); Px = x − μ1 (dense P, d ≤ [`DENSE_MAX_D`]); P(x − μ1) = x − μ1;
 /// x − Px = μ1 ⟂ x − μ1; ‖x‖² = ‖x − μ1‖² + dμ².
-pub fn check_row(centering: Centering, x: &[Rational]) -> Result<(), String> {
+pub fn check_row(
+    centering: Centering,
+    projection: fn(usize) -> IntMatrix,
+    x: &[Rational],
+) -> Result<(), String> {
     let c = centering(x);
     expect_rational("(x − μ1)·1", &sum(&c), &Rational::new())?;
-    if x.len() <= DENSE_MAX_D && apply_dense(x) != c {
+    if x.len() <= DENSE_MAX_D && apply_dense(&projection(x.len()), x) != c {
         return Err("Px ≠ x − μ1".into());
     }
     if centering(&c) != c {
@@ -283,7 +287,8 @@ fn check(budget: Budget) -> CheckReport {
             if d <= MATRIX_MAX_D {
                 check_matrices(d, &scaled_projection(d), &brody_m_inverse_scaled(d))?;
             }
-            check_row(centered, &row.values).map_err(|e| format!("{}: {e}", row.describe()))
+            check_row(centered, scaled_projection, &row.values)
+                .map_err(|e| format!("{}: {e}", row.describe()))
         },
     )
 }
@@ -405,27 +410,30 @@ mod tests {
     #[test]
     fn rows_project() {
         let x = ints(&[1, 2, 3, 10]);
-        check_row(centered, &x).unwrap();
-        assert_eq!(apply_dense(&x), centered(&x));
+        check_row(centered, scaled_projection, &x).unwrap();
+        assert_eq!(apply_dense(&scaled_projection(4), &x), centered(&x));
         let half = |v: i64| Rational::from((v, 2));
-        assert_eq!(apply_dense(&ints(&[0, 3])), vec![half(-3), half(3)]);
-        check_row(centered, &ints(&[5])).unwrap();
-        check_row(centered, &[]).unwrap();
+        assert_eq!(
+            apply_dense(&scaled_projection(2), &ints(&[0, 3])),
+            vec![half(-3), half(3)]
+        );
+        check_row(centered, scaled_projection, &ints(&[5])).unwrap();
+        check_row(centered, scaled_projection, &[]).unwrap();
     }
 
     #[test]
     fn wrong_centrings_are_caught() {
         let x = ints(&[1, 2, 3, 10]);
         for bad in [centre_on_first, centre_off_by_one] {
-            assert!(check_row(bad, &x).is_err());
+            assert!(check_row(bad, scaled_projection, &x).is_err());
         }
         // Wider than the dense product: the remaining claims still catch them.
         let wide: Vec<Rational> = (0..DENSE_MAX_D as i64 + 3)
             .map(|i| Rational::from(i * i))
             .collect();
-        check_row(centered, &wide).unwrap();
+        check_row(centered, scaled_projection, &wide).unwrap();
         for bad in [centre_on_first, centre_off_by_one] {
-            assert!(check_row(bad, &wide).is_err());
+            assert!(check_row(bad, scaled_projection, &wide).is_err());
         }
         // Right except for idempotence: an already centred input gets shifted by 1.
         fn recentre_shift(x: &[Rational]) -> Vec<Rational> {
@@ -435,8 +443,24 @@ mod tests {
                 centered(x)
             }
         }
-        let e = check_row(recentre_shift, &ints(&[0, 3, 9])).unwrap_err();
+        let e = check_row(recentre_shift, scaled_projection, &ints(&[0, 3, 9])).unwrap_err();
         assert!(e.contains("P(x − μ1)"), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_matrix_is_caught_on_rows() {
+        // 2·P (twice the projection) and I − 1e₁ᵀ (oblique) against the right centring.
+        fn doubled(d: usize) -> IntMatrix {
+            scaled_projection(d).scaled(2).expect("small")
+        }
+        fn oblique(d: usize) -> IntMatrix {
+            IntMatrix::from_fn(d, |i, j| d as i64 * (i64::from(i == j) - i64::from(j == 0)))
+        }
+        let x = ints(&[1, 2, 3, 10]);
+        for bad in [doubled, oblique] {
+            let e = check_row(centered, bad, &x).unwrap_err();
+            assert!(e.contains("Px"), "{e}");
+        }
     }
 
     #[test]

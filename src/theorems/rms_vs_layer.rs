@@ -3,7 +3,8 @@
 //! cos² to 1, given here as a rational function of the input for later experiments.
 
 use super::exact_vec::{
-    expect_equal, len_q, mean, norm2, normalize, sum, surd_norm2, surd_sum, Reference, SurdVec,
+    expect_equal, is_constant, len_q, mean, mean_square, norm2, normalize, sum, surd_norm2,
+    surd_sum, Reference, SurdVec,
 };
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use crate::problem::{EpsConvention, Op};
@@ -98,16 +99,33 @@ pub fn check_row(
         if got != want {
             return Err(format!("cos² of RMSNorm(x) to 1: {got:?}, want {want:?}"));
         }
-        if let Some(c) = &got {
-            let mu = mean(x);
-            let closed = Rational::from(mu.square_ref()) / (norm2(x) / len_q(x));
-            if *c != closed
-                || (c.cmp0() == Ordering::Equal) != mean_zero
-                || (*c == 1) != super::exact_vec::is_constant(x)
-            {
-                return Err(format!("cos² {c} vs μ²/mean(x²) = {closed}"));
-            }
-        }
+    }
+    check_cos2(cos2_to_ones, x)
+}
+
+/// The angle function's own claims, for a cos² function (the definition: [`cos2_to_ones`]):
+/// defined iff x ≠ 0; zero iff μ = 0; one iff x is constant; equal to μ²/mean(x²).
+pub fn check_cos2(cos2: fn(&[Rational]) -> Option<Rational>, x: &[Rational]) -> Result<(), String> {
+    let Some(c) = cos2(x) else {
+        return if x.iter().all(|v| v.cmp0() == Ordering::Equal) {
+            Ok(())
+        } else {
+            Err("cos² to 1 undefined for x ≠ 0".into())
+        };
+    };
+    let mu = mean(x);
+    if (c.cmp0() == Ordering::Equal) != (mu.cmp0() == Ordering::Equal) {
+        return Err(format!("cos² {c} to 1 but μ = {mu}"));
+    }
+    if (c == 1) != is_constant(x) {
+        return Err(format!(
+            "cos² {c} to 1 but x constant is {}",
+            is_constant(x)
+        ));
+    }
+    let closed = Rational::from(mu.square_ref()) / mean_square(x);
+    if c != closed {
+        return Err(format!("cos² {c} vs μ²/mean(x²) = {closed}"));
     }
     Ok(())
 }
@@ -225,6 +243,65 @@ mod tests {
             cos2_to_ones_exact(&y).unwrap(),
             Some(Rational::from((4, 42)))
         );
+    }
+
+    #[test]
+    fn faulty_angle_functions_are_caught() {
+        fn unsquared(v: &[Rational]) -> Option<Rational> {
+            let n2 = norm2(v);
+            (n2.cmp0() != Ordering::Equal).then(|| sum(v).abs() / (len_q(v) * n2))
+        }
+        fn over_d_minus_one(v: &[Rational]) -> Option<Rational> {
+            cos2_to_ones(v).map(|c| c * len_q(v) / Rational::from(v.len().max(2) - 1))
+        }
+        fn never(_: &[Rational]) -> Option<Rational> {
+            None
+        }
+        fn shifted(v: &[Rational]) -> Option<Rational> {
+            cos2_to_ones(v).map(|c| c / 2u32 + Rational::from((1, 2)))
+        }
+        fn bent(v: &[Rational]) -> Option<Rational> {
+            cos2_to_ones(v).map(|c| {
+                if c == 1 {
+                    c
+                } else {
+                    Rational::from(c.square_ref())
+                }
+            })
+        }
+        let e = check_cos2(shifted, &ints(&[1, -1])).unwrap_err();
+        assert!(e.contains("μ ="), "{e}");
+        let e = check_cos2(over_d_minus_one, &ints(&[2, 2])).unwrap_err();
+        assert!(e.contains("constant"), "{e}");
+        let e = check_cos2(bent, &ints(&[1, 0])).unwrap_err();
+        assert!(e.contains("μ²/mean(x²)"), "{e}");
+        assert!(check_cos2(unsquared, &ints(&[2, 0, 0])).is_err());
+        assert!(check_cos2(never, &ints(&[1, 0])).is_err());
+        check_cos2(never, &ints(&[0, 0])).unwrap();
+        for x in [
+            ints(&[1, 0]),
+            ints(&[3, 3]),
+            ints(&[-2, 2]),
+            ints(&[0, 0]),
+            ints(&[5, -1, 7]),
+        ] {
+            check_cos2(cos2_to_ones, &x).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_gamma_with_a_zero_entry_is_replaced_by_ones() {
+        // γ = 0 would make both outputs 0 (equal although μ ≠ 0): outside the statement.
+        for gamma in [ints(&[0, 0, 0]), ints(&[0, 2, 3])] {
+            check_row(
+                normalize,
+                &ints(&[1, 3, 5]),
+                &Rational::new(),
+                EpsConvention::Inside,
+                &gamma,
+            )
+            .unwrap();
+        }
     }
 
     #[test]

@@ -265,9 +265,10 @@ impl Surd {
         if let Ok(diff) = self.sub(other) {
             return diff.signum();
         }
-        // self − other = X + Y√t with X = (a − c) + b√r in Q(√r) and Y = −d rational, √t
-        // irrational and outside Q(√r). Same signs (or X = 0) decide at once; otherwise compare
-        // X² with Y²·t, which lie in one field.
+        // self − other = X + Y√t with X = (a − c) + b√r in Q(√r) and Y = −d ≠ 0 rational, √t
+        // irrational and outside Q(√r). The sign is that of the larger in magnitude of X and
+        // Y√t: compare X² with Y²·t, which lie in one field (never equal: X = ±Y√t would put √t
+        // in Q(√r)).
         let x = Surd::canonical(
             Rational::from(&self.a - &other.a),
             self.b.clone(),
@@ -275,9 +276,6 @@ impl Surd {
         );
         let y = Rational::from(-&other.b);
         let (sx, sy) = (x.signum(), y.cmp0());
-        if sx == sy || sx == Ordering::Equal {
-            return sy;
-        }
         let y2t = Rational::from(y.square_ref()) * &other.r;
         match x.square().add_rational(&(-y2t)).signum() {
             Ordering::Greater => sx,
@@ -308,19 +306,15 @@ impl Surd {
 
 /// sign(a + b√r) for r ≥ 0.
 fn sign_of(a: &Rational, b: &Rational, r: &Rational) -> Ordering {
+    // The larger in magnitude of a and b√r decides; equal magnitudes add up (same signs, or
+    // both zero) or cancel (opposite signs).
     let (sa, sb) = (a.cmp0(), Rational::from(b * r).cmp0());
-    if sb == Ordering::Equal || sa == sb {
-        return if sa == Ordering::Equal { sb } else { sa };
-    }
-    if sa == Ordering::Equal {
-        return sb;
-    }
-    // Opposite signs: the larger of a² and b²r wins.
     let a2 = Rational::from(a.square_ref());
     let b2r = Rational::from(b.square_ref()) * r;
     match a2.cmp(&b2r) {
         Ordering::Greater => sa,
         Ordering::Less => sb,
+        Ordering::Equal if sa == sb => sa,
         Ordering::Equal => Ordering::Equal,
     }
 }
@@ -400,6 +394,8 @@ mod tests {
         assert!(Surd::sqrt(q(-1, 1)).is_none());
         assert!(Surd::new(q(1, 1), q(1, 1), q(-2, 1)).is_none());
         assert!(s(q(1, 2), q(0, 1), q(5, 1)).is_rational());
+        assert_eq!(s(q(1, 2), q(0, 1), q(5, 1)).radicand(), &q(0, 1));
+        assert_eq!(s(q(1, 2), q(3, 1), q(0, 1)).surd_part(), &q(0, 1));
         assert_eq!(s(q(1, 2), q(3, 1), q(0, 1)).to_rational(), Some(q(1, 2)));
     }
 
@@ -438,6 +434,24 @@ mod tests {
         assert!(r2.add_rational(&q(1, 3)) > r3);
         assert!(r2.add_rational(&q(1, 4)) < r3);
         assert!(r2.neg().add_rational(&q(-1, 4)) > r3.neg());
+        // Across fields with nonzero rational parts on both sides.
+        let one_r2 = r2.add_rational(&q(1, 1)); // 2.414
+        assert!(one_r2 < r3.add_rational(&q(2, 1))); // 3.732
+        assert!(one_r2 > r3.add_rational(&q(1, 2))); // 2.232
+        assert!(one_r2 < r3.add_rational(&q(7, 10))); // 2.432
+        assert!(one_r2.neg() > r3.add_rational(&q(7, 10)).neg());
+        assert!(r2.add_rational(&q(-3, 1)) > r3.neg().add_rational(&q(1, 10))); // −1.586 > −1.632
+        assert_eq!(
+            s(q(2, 1), q(-1, 1), q(2, 1)).cmp(&s(q(1, 1), q(-1, 1), q(3, 1))),
+            Ordering::Greater
+        );
+        // Signs on the boundary of the rule: equal magnitudes add or cancel.
+        assert_eq!(sign_of(&q(3, 1), &q(1, 1), &q(9, 1)), Ordering::Greater);
+        assert_eq!(sign_of(&q(-3, 1), &q(-1, 1), &q(9, 1)), Ordering::Less);
+        assert_eq!(sign_of(&q(3, 1), &q(-1, 1), &q(9, 1)), Ordering::Equal);
+        assert_eq!(sign_of(&q(0, 1), &q(0, 1), &q(5, 1)), Ordering::Equal);
+        assert_eq!(sign_of(&q(-2, 1), &q(7, 1), &q(0, 1)), Ordering::Less);
+        assert_eq!(sign_of(&q(0, 1), &q(-7, 1), &q(2, 1)), Ordering::Less);
         assert_eq!(r2.neg().signum(), Ordering::Less);
         assert_eq!(s(q(-3, 2), q(1, 1), q(2, 1)).signum(), Ordering::Less);
         assert_eq!(s(q(3, 2), q(-1, 1), q(2, 1)).signum(), Ordering::Greater);
@@ -467,7 +481,25 @@ mod tests {
         // √2 · √3 = √6 (pure surds of unrelated radicands); (1+√2)·√3 leaves the field.
         let r3 = Surd::sqrt(q(3, 1)).unwrap();
         assert_eq!(r2.mul(&r3).unwrap(), Surd::sqrt(q(6, 1)).unwrap());
-        assert!(x.mul(&r3).is_err());
+        let two_r2 = r2.scale(&q(2, 1));
+        let three_r3 = r3.scale(&q(3, 1));
+        assert_eq!(
+            two_r2.mul(&three_r3).unwrap(),
+            Surd::sqrt(q(6, 1)).unwrap().scale(&q(6, 1))
+        );
+        let mixed = x.mul(&r3).unwrap_err();
+        assert_eq!(
+            mixed,
+            MixedRadicands {
+                left: "2".into(),
+                right: "3".into()
+            }
+        );
+        assert_eq!(
+            String::from(mixed.clone()),
+            "internal: mixed radicands √(2) and √(3) in one operation"
+        );
+        assert_eq!(mixed.to_string(), String::from(mixed));
         assert!(x.add(&r3).is_err());
         // √2 · √8 = 4 (related radicands share a field).
         assert_eq!(

@@ -389,6 +389,18 @@ mod tests {
             (Rational::from(1), Rational::from(4))
         );
         check_converse(normalize, &ints(&[1, 1]), &ints(&[0, 1])).unwrap();
+        // Rows of different widths are outside the statement.
+        check_converse(normalize, &ints(&[1, 2, 3]), &ints(&[2, 4])).unwrap();
+        assert_eq!(
+            converse_partner(
+                &x,
+                3,
+                &Rational::from(2),
+                &Rational::from(1),
+                &ints(&[7, 8, 9])
+            ),
+            ints(&[7, 8, 9])
+        );
     }
 
     #[test]
@@ -459,7 +471,8 @@ mod tests {
 
     #[test]
     fn faulty_references_are_caught() {
-        let x = ints(&[1, 2, 4, -3]);
+        // Centred, every entry of x is nonzero (mean 5/4), so the plane check is not vacuous.
+        let x = ints(&[1, 2, 4, -2]);
         let b = ints(&[1, 0, 2, 0]);
         let third = Rational::from((1, 3));
         let zero = Rational::new();
