@@ -313,15 +313,18 @@ impl<T: Element> Rows<'_, T> {
             stream: self.stream,
         };
         let mut near_ties = Vec::new();
+        let mut wide = Vec::new();
         let rows = self.y.len().div_ceil(y_stride);
         for r in 0..rows {
             let x = &self.x[r * x_stride..r * x_stride + d];
             let y = &mut self.y[r * y_stride..r * y_stride + d];
             match self.op {
                 Op::LayerNorm => {
-                    row::layer_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties)
+                    row::layer_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties, &mut wide)
                 }
-                Op::RmsNorm => row::rms_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties),
+                Op::RmsNorm => {
+                    row::rms_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties, &mut wide)
+                }
             }
         }
         if self.stream {

@@ -38,20 +38,41 @@ trait Fold<S: Simd> {
     fn fold_tail(&self, s: S, acc: Self::Acc, x: S::V, len: usize) -> Self::Acc;
 }
 
+/// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
+/// (the partial tail vector, zero-padded, into accumulator 1). Formats that widen once
+/// (`T::WIDEN_ONCE`) also keep the widened vectors in `wide` for the output pass.
 #[inline(always)]
-fn reduce<S: Simd, T: Element, F: Fold<S>>(s: S, x: &[T], f: &F, init: F::Acc) -> [F::Acc; 2] {
+fn reduce<S: Simd, T: Element, F: Fold<S>>(
+    s: S,
+    x: &[T],
+    f: &F,
+    init: F::Acc,
+    wide: &mut [[f64; 8]],
+) -> [F::Acc; 2] {
     let (chunks, tail) = x.as_chunks::<8>();
     let (pairs, rest) = chunks.as_chunks::<2>();
     let mut acc = [init; 2];
-    for p in pairs {
-        acc[0] = f.fold(s, acc[0], T::load(s, &p[0]));
-        acc[1] = f.fold(s, acc[1], T::load(s, &p[1]));
+    let mut keep = |j: usize, v: S::V| {
+        if T::WIDEN_ONCE {
+            wide[j] = s.to_array(v);
+        }
+    };
+    for (i, p) in pairs.iter().enumerate() {
+        let (a, b) = (T::load(s, &p[0]), T::load(s, &p[1]));
+        keep(2 * i, a);
+        keep(2 * i + 1, b);
+        acc[0] = f.fold(s, acc[0], a);
+        acc[1] = f.fold(s, acc[1], b);
     }
     if let [c] = rest {
-        acc[0] = f.fold(s, acc[0], T::load(s, c));
+        let a = T::load(s, c);
+        keep(chunks.len() - 1, a);
+        acc[0] = f.fold(s, acc[0], a);
     }
     if !tail.is_empty() {
-        acc[1] = f.fold_tail(s, acc[1], load_padded(s, tail), tail.len());
+        let a = load_padded(s, tail);
+        keep(chunks.len(), a);
+        acc[1] = f.fold_tail(s, acc[1], a, tail.len());
     }
     acc
 }
@@ -182,6 +203,7 @@ pub(crate) struct RowParams<'a> {
 fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>(
     s: S,
     x: &[T],
+    wide: &[[f64; 8]],
     p: &RowParams<'_>,
     y: &mut [T],
     n: &N,
@@ -197,7 +219,12 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
     for (j, (xv, yv)) in xc.iter().zip(yc.iter_mut()).enumerate() {
         let g = if G { s.load_lanes(gc[j]) } else { zero };
         let b = if B { s.load_lanes(bc[j]) } else { zero };
-        let out = affine::<S, G, B>(s, n.z(s, T::load(s, xv)), g, b);
+        let xv = if T::WIDEN_ONCE {
+            s.load_lanes(wide[j])
+        } else {
+            T::load(s, xv)
+        };
+        let out = affine::<S, G, B>(s, n.z(s, xv), g, b);
         let flagged = if stream {
             T::stream(s, out, yv)
         } else {
@@ -210,7 +237,12 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
     if !xt.is_empty() {
         let g = if G { load_padded_f64(s, gt) } else { zero };
         let b = if B { load_padded_f64(s, bt) } else { zero };
-        let out = affine::<S, G, B>(s, n.z(s, load_padded(s, xt)), g, b);
+        let xv = if T::WIDEN_ONCE {
+            s.load_lanes(wide[xc.len()])
+        } else {
+            load_padded(s, xt)
+        };
+        let out = affine::<S, G, B>(s, n.z(s, xv), g, b);
         let mut buf = [T::default(); 8];
         let valid = ((1u16 << yt.len()) - 1) as u8;
         let flagged = T::store(s, out, &mut buf) & valid;
@@ -277,13 +309,14 @@ fn fill_nan<T: Element>(y: &mut [T]) {
 fn finish_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>(
     s: S,
     x: &[T],
+    wide: &[[f64; 8]],
     p: &RowParams<'_>,
     y: &mut [T],
     n: &N,
     near_ties: &mut Vec<u32>,
 ) {
     near_ties.clear();
-    write_row::<S, T, N, G, B>(s, x, p, y, n, near_ties);
+    write_row::<S, T, N, G, B>(s, x, wide, p, y, n, near_ties);
     if !near_ties.is_empty() {
         settle_near_ties(x, p, y, near_ties);
     }
@@ -308,7 +341,11 @@ pub(crate) struct CenteredStats {
 /// |μ − c| ≤ σ√d at first, and moving leaves |μ − c| ≲ (d/16)·u·σ√d). `None` when the sums
 /// are not finite (a ±∞ or NaN in the row).
 #[inline(always)]
-pub(crate) fn layer_norm_stats<S: Simd, T: Element>(s: S, x: &[T]) -> Option<CenteredStats> {
+pub(crate) fn layer_norm_stats<S: Simd, T: Element>(
+    s: S,
+    x: &[T],
+    wide: &mut [[f64; 8]],
+) -> Option<CenteredStats> {
     let d = x.len() as f64;
     // The first shift: the mean of the first eight values (exact sum, one rounding).
     let head = &x[..x.len().min(8)];
@@ -327,6 +364,7 @@ pub(crate) fn layer_norm_stats<S: Simd, T: Element>(s: S, x: &[T]) -> Option<Cen
                 shift: s.splat(shift),
             },
             (zero, zero),
+            wide,
         );
         let sum = sum_lanes(s, [acc[0].0, acc[1].0]);
         let sum_sq = sum_lanes(s, [acc[0].1, acc[1].1]);
@@ -356,8 +394,12 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
     p: &RowParams<'_>,
     y: &mut [T],
     near_ties: &mut Vec<u32>,
+    wide: &mut Vec<[f64; 8]>,
 ) {
-    let Some(stats) = layer_norm_stats(s, x) else {
+    if T::WIDEN_ONCE {
+        wide.resize(x.len().div_ceil(8), [0.0; 8]);
+    }
+    let Some(stats) = layer_norm_stats(s, x, wide) else {
         return fill_nan(y);
     };
     let n = Centered {
@@ -365,7 +407,7 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
         mean_shifted: s.splat(stats.mean_shifted),
         scale: s.splat(1.0 / (stats.var + p.eps as f64).sqrt()),
     };
-    finish_row::<S, T, _, G, B>(s, x, p, y, &n, near_ties);
+    finish_row::<S, T, _, G, B>(s, x, wide, p, y, &n, near_ties);
 }
 
 /// y = γ ⊙ x/√(mean(x²) + ε) + β for one row.
@@ -376,15 +418,19 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
     p: &RowParams<'_>,
     y: &mut [T],
     near_ties: &mut Vec<u32>,
+    wide: &mut Vec<[f64; 8]>,
 ) {
     let d = x.len() as f64;
-    let sum_sq = sum_lanes(s, reduce(s, x, &SumOfSquares, s.splat(0.0)));
+    if T::WIDEN_ONCE {
+        wide.resize(x.len().div_ceil(8), [0.0; 8]);
+    }
+    let sum_sq = sum_lanes(s, reduce(s, x, &SumOfSquares, s.splat(0.0), wide));
     if !sum_sq.is_finite() {
         return fill_nan(y);
     }
     let r = 1.0 / (sum_sq / d + p.eps as f64).sqrt();
     let n = Scaled { scale: s.splat(r) };
-    finish_row::<S, T, _, G, B>(s, x, p, y, &n, near_ties);
+    finish_row::<S, T, _, G, B>(s, x, wide, p, y, &n, near_ties);
 }
 
 #[cfg(test)]
@@ -423,7 +469,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let stats = layer_norm_stats(Scalar, &x).unwrap();
+            let stats = layer_norm_stats(Scalar, &x, &mut []).unwrap();
             assert_eq!(stats.passes, 2, "d={d}");
             let m2 = stats.mean_shifted * stats.mean_shifted;
             assert!(m2 <= 8.0 * stats.var, "d={d}: {stats:?}");
@@ -445,10 +491,10 @@ mod tests {
     #[test]
     fn ordinary_rows_take_one_pass() {
         let x: Vec<f32> = (0..1000).map(|i| 1e5 + ((i * 31) % 17) as f32).collect();
-        assert_eq!(layer_norm_stats(Scalar, &x).unwrap().passes, 1);
+        assert_eq!(layer_norm_stats(Scalar, &x, &mut []).unwrap().passes, 1);
         let c = [3.25f32; 9];
-        let stats = layer_norm_stats(Scalar, &c).unwrap();
+        let stats = layer_norm_stats(Scalar, &c, &mut []).unwrap();
         assert_eq!((stats.passes, stats.var, stats.mean_shifted), (1, 0.0, 0.0));
-        assert!(layer_norm_stats(Scalar, &[1.0, f32::INFINITY]).is_none());
+        assert!(layer_norm_stats(Scalar, &[1.0, f32::INFINITY], &mut []).is_none());
     }
 }
