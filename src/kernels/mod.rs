@@ -312,19 +312,22 @@ impl<T: Element> Rows<'_, T> {
             eps: self.eps,
             stream: self.stream,
         };
-        let mut near_ties = Vec::new();
-        let mut wide = Vec::new();
+        let mut scratch = row::Scratch::default();
         let rows = self.y.len().div_ceil(y_stride);
         for r in 0..rows {
-            let x = &self.x[r * x_stride..r * x_stride + d];
-            let y = &mut self.y[r * y_stride..r * y_stride + d];
+            let next = if r + 1 < rows {
+                &self.x[(r + 1) * x_stride..(r + 1) * x_stride + d]
+            } else {
+                &[]
+            };
+            let row = row::Row {
+                x: &self.x[r * x_stride..r * x_stride + d],
+                next,
+                y: &mut self.y[r * y_stride..r * y_stride + d],
+            };
             match self.op {
-                Op::LayerNorm => {
-                    row::layer_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties, &mut wide)
-                }
-                Op::RmsNorm => {
-                    row::rms_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties, &mut wide)
-                }
+                Op::LayerNorm => row::layer_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
+                Op::RmsNorm => row::rms_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
             }
         }
         if self.stream {
