@@ -40,7 +40,8 @@ trait Fold<S: Simd> {
 
 /// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
 /// (the partial tail vector, zero-padded, into accumulator 1). Formats that widen once
-/// (`T::WIDEN_ONCE`) also keep the widened vectors in `wide` for the output pass.
+/// (see [`widens`]) also keep the widened vectors in `wide` for the output pass; `wide` is
+/// empty otherwise.
 #[inline(always)]
 fn reduce<S: Simd, T: Element, F: Fold<S>>(
     s: S,
@@ -53,7 +54,7 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
     let (pairs, rest) = chunks.as_chunks::<2>();
     let mut acc = [init; 2];
     let mut keep = |j: usize, v: S::V| {
-        if T::WIDEN_ONCE {
+        if T::WIDEN_ONCE && !wide.is_empty() {
             wide[j] = s.to_array(v);
         }
     };
@@ -208,6 +209,25 @@ fn prefetch_line<S: Simd, T: Element>(s: S, next: &[T], j: usize) {
     }
 }
 
+/// Rows up to this width are widened once (where `T::WIDEN_ONCE`): the widened row
+/// (8 bytes a value) then stays in L2 beside γ and β; wider rows are widened twice.
+const WIDEN_MAX_D: usize = 16384;
+
+/// Whether a row of `T` and width d is widened once, in the statistics pass.
+fn widens<T: Element>(d: usize) -> bool {
+    T::WIDEN_ONCE && d <= WIDEN_MAX_D
+}
+
+/// Sizes `wide` for a row of width d: d/8 vectors where [`widens`], else empty.
+#[inline(always)]
+fn prepare_wide<T: Element>(wide: &mut Vec<[f64; 8]>, d: usize) {
+    if widens::<T>(d) {
+        wide.resize(d.div_ceil(8), [0.0; 8]);
+    } else {
+        wide.clear();
+    }
+}
+
 /// One row to normalize: its x, the next row's x (prefetched while this one is written;
 /// empty for the last row) and its y.
 pub(crate) struct Row<'a, T> {
@@ -221,7 +241,7 @@ pub(crate) struct Row<'a, T> {
 pub(crate) struct Scratch {
     /// Elements of the current row to decide exactly.
     near_ties: Vec<u32>,
-    /// The current row widened to f64 (formats with `WIDEN_ONCE`).
+    /// The current row widened to f64 (where [`widens`]), else empty.
     wide: Vec<[f64; 8]>,
 }
 
@@ -237,6 +257,7 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
 ) {
     let Row { x, next, y } = row;
     let (wide, near_ties) = (&scratch.wide, &mut scratch.near_ties);
+    let use_wide = T::WIDEN_ONCE && !wide.is_empty();
     let y_start = y.as_ptr();
     let (xc, xt) = x.as_chunks::<8>();
     let (yc, yt) = y.as_chunks_mut::<8>();
@@ -248,7 +269,7 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
         prefetch_line(s, next, j);
         let g = if G { s.load_lanes(gc[j]) } else { zero };
         let b = if B { s.load_lanes(bc[j]) } else { zero };
-        let xv = if T::WIDEN_ONCE {
+        let xv = if use_wide {
             s.load_lanes(wide[j])
         } else {
             T::load(s, xv)
@@ -266,7 +287,7 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
     if !xt.is_empty() {
         let g = if G { load_padded_f64(s, gt) } else { zero };
         let b = if B { load_padded_f64(s, bt) } else { zero };
-        let xv = if T::WIDEN_ONCE {
+        let xv = if use_wide {
             s.load_lanes(wide[xc.len()])
         } else {
             load_padded(s, xt)
@@ -421,9 +442,7 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
     p: &RowParams<'_>,
     scratch: &mut Scratch,
 ) {
-    if T::WIDEN_ONCE {
-        scratch.wide.resize(row.x.len().div_ceil(8), [0.0; 8]);
-    }
+    prepare_wide::<T>(&mut scratch.wide, row.x.len());
     let Some(stats) = layer_norm_stats(s, row.x, &mut scratch.wide) else {
         return fill_nan(row.y);
     };
@@ -444,9 +463,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
     scratch: &mut Scratch,
 ) {
     let d = row.x.len() as f64;
-    if T::WIDEN_ONCE {
-        scratch.wide.resize(row.x.len().div_ceil(8), [0.0; 8]);
-    }
+    prepare_wide::<T>(&mut scratch.wide, row.x.len());
     let zero = s.splat(0.0);
     let sum_sq = sum_lanes(s, reduce(s, row.x, &SumOfSquares, zero, &mut scratch.wide));
     if !sum_sq.is_finite() {
