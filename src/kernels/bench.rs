@@ -212,7 +212,7 @@ fn run_case<T: Element>(
         let seconds = time_median(config.samples, config.min_sample, || {
             normalize(op, &x, &mut y, layout, params, options).expect("validated above")
         });
-        emit(record(format!("native[{isa}]"), op.name(), seconds, memcpy));
+        emit(record(format!("native-{isa}"), op.name(), seconds, memcpy));
         #[cfg(feature = "candle")]
         if config.candle {
             let problem = crate::problem::Problem {

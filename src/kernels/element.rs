@@ -21,6 +21,10 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     const HALF_ULP_BIT: u32 = 52 - Self::PRECISION;
     /// Significand bits, the implicit one included.
     const PRECISION: u32;
+    /// Whether a row is widened to f64 once, in the statistics pass, and read back wide
+    /// by the output pass (cheaper than widening again for the 16-bit formats; slower for
+    /// f32, whose widening is a single instruction).
+    const WIDEN_ONCE: bool;
     /// Eight values widened (exactly) to f64 lanes.
     fn load<S: Simd>(s: S, src: &[Self; 8]) -> S::V;
     /// Eight f64 lanes, each rounded to nearest-even in this format, except perhaps in
@@ -36,6 +40,7 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
 impl Element for f32 {
     const DTYPE: Dtype = Dtype::F32;
     const PRECISION: u32 = 24;
+    const WIDEN_ONCE: bool = false;
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[f32; 8]) -> S::V {
         s.load_f32(src)
@@ -74,6 +79,7 @@ fn bits_of_mut<H>(dst: &mut [H; 8]) -> &mut [u16; 8] {
 impl Element for f16 {
     const DTYPE: Dtype = Dtype::F16;
     const PRECISION: u32 = 11;
+    const WIDEN_ONCE: bool = true;
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[f16; 8]) -> S::V {
         s.load_f16(bits_of(src))
@@ -97,6 +103,7 @@ impl Element for f16 {
 impl Element for bf16 {
     const DTYPE: Dtype = Dtype::BF16;
     const PRECISION: u32 = 8;
+    const WIDEN_ONCE: bool = true;
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[bf16; 8]) -> S::V {
         s.load_bf16(bits_of(src))

@@ -251,15 +251,20 @@ impl<T: Element> Vectorized for Widen<'_, T> {
     type Output = Vec<f64>;
     #[inline(always)]
     fn run<S: Simd>(self, s: S) -> Vec<f64> {
-        let mut out = vec![0.0; self.0.len()];
+        let n = self.0.len();
+        let mut out: Vec<f64> = Vec::with_capacity(n);
         let (chunks, tail) = self.0.as_chunks::<8>();
-        let (out_chunks, out_tail) = out.as_chunks_mut::<8>();
+        let (out_chunks, out_tail) = out.spare_capacity_mut()[..n].as_chunks_mut::<8>();
         for (c, o) in chunks.iter().zip(out_chunks) {
-            *o = s.to_array(T::load(s, c));
+            for (slot, v) in o.iter_mut().zip(s.to_array(T::load(s, c))) {
+                slot.write(v);
+            }
         }
-        for (v, o) in tail.iter().zip(out_tail) {
-            *o = T::DTYPE.to_f64(v.to_bits());
+        for (v, slot) in tail.iter().zip(out_tail) {
+            slot.write(T::DTYPE.to_f64(v.to_bits()));
         }
+        // SAFETY: the loops above wrote all n values (n/8 chunks of 8, then the tail).
+        unsafe { out.set_len(n) };
         out
     }
 }
@@ -307,16 +312,22 @@ impl<T: Element> Rows<'_, T> {
             eps: self.eps,
             stream: self.stream,
         };
-        let mut near_ties = Vec::new();
+        let mut scratch = row::Scratch::default();
         let rows = self.y.len().div_ceil(y_stride);
         for r in 0..rows {
-            let x = &self.x[r * x_stride..r * x_stride + d];
-            let y = &mut self.y[r * y_stride..r * y_stride + d];
+            let next = if r + 1 < rows {
+                &self.x[(r + 1) * x_stride..(r + 1) * x_stride + d]
+            } else {
+                &[]
+            };
+            let row = row::Row {
+                x: &self.x[r * x_stride..r * x_stride + d],
+                next,
+                y: &mut self.y[r * y_stride..r * y_stride + d],
+            };
             match self.op {
-                Op::LayerNorm => {
-                    row::layer_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties)
-                }
-                Op::RmsNorm => row::rms_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties),
+                Op::LayerNorm => row::layer_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
+                Op::RmsNorm => row::rms_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
             }
         }
         if self.stream {

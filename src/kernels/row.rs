@@ -38,20 +38,42 @@ trait Fold<S: Simd> {
     fn fold_tail(&self, s: S, acc: Self::Acc, x: S::V, len: usize) -> Self::Acc;
 }
 
+/// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
+/// (the partial tail vector, zero-padded, into accumulator 1). Formats that widen once
+/// (see [`widens`]) also keep the widened vectors in `wide` for the output pass; `wide` is
+/// empty otherwise.
 #[inline(always)]
-fn reduce<S: Simd, T: Element, F: Fold<S>>(s: S, x: &[T], f: &F, init: F::Acc) -> [F::Acc; 2] {
+fn reduce<S: Simd, T: Element, F: Fold<S>>(
+    s: S,
+    x: &[T],
+    f: &F,
+    init: F::Acc,
+    wide: &mut [[f64; 8]],
+) -> [F::Acc; 2] {
     let (chunks, tail) = x.as_chunks::<8>();
     let (pairs, rest) = chunks.as_chunks::<2>();
     let mut acc = [init; 2];
-    for p in pairs {
-        acc[0] = f.fold(s, acc[0], T::load(s, &p[0]));
-        acc[1] = f.fold(s, acc[1], T::load(s, &p[1]));
+    let mut keep = |j: usize, v: S::V| {
+        if T::WIDEN_ONCE && !wide.is_empty() {
+            wide[j] = s.to_array(v);
+        }
+    };
+    for (i, p) in pairs.iter().enumerate() {
+        let (a, b) = (T::load(s, &p[0]), T::load(s, &p[1]));
+        keep(2 * i, a);
+        keep(2 * i + 1, b);
+        acc[0] = f.fold(s, acc[0], a);
+        acc[1] = f.fold(s, acc[1], b);
     }
     if let [c] = rest {
-        acc[0] = f.fold(s, acc[0], T::load(s, c));
+        let a = T::load(s, c);
+        keep(chunks.len() - 1, a);
+        acc[0] = f.fold(s, acc[0], a);
     }
     if !tail.is_empty() {
-        acc[1] = f.fold_tail(s, acc[1], load_padded(s, tail), tail.len());
+        let a = load_padded(s, tail);
+        keep(chunks.len(), a);
+        acc[1] = f.fold_tail(s, acc[1], a, tail.len());
     }
     acc
 }
@@ -176,17 +198,66 @@ pub(crate) struct RowParams<'a> {
     pub stream: bool,
 }
 
+/// Cache lines of the next row are requested while this row is written, so that its
+/// statistics pass finds them on chip (for the 16-bit formats; measured here it did not
+/// help f32, whose hardware prefetch keeps up).
+#[inline(always)]
+fn prefetch_line<S: Simd, T: Element>(s: S, next: &[T], j: usize) {
+    let chunks_per_line = (64 / (8 * std::mem::size_of::<T>())).max(1);
+    if std::mem::size_of::<T>() == 2 && 8 * j < next.len() && j.is_multiple_of(chunks_per_line) {
+        s.prefetch(next[8 * j..].as_ptr() as *const u8);
+    }
+}
+
+/// Rows up to this width are widened once (where `T::WIDEN_ONCE`): the widened row
+/// (8 bytes a value) then stays in L2 beside γ and β; wider rows are widened twice.
+const WIDEN_MAX_D: usize = 16384;
+
+/// Whether a row of `T` and width d is widened once, in the statistics pass.
+fn widens<T: Element>(d: usize) -> bool {
+    T::WIDEN_ONCE && d <= WIDEN_MAX_D
+}
+
+/// Sizes `wide` for a row of width d: d/8 vectors where [`widens`], else empty.
+#[inline(always)]
+fn prepare_wide<T: Element>(wide: &mut Vec<[f64; 8]>, d: usize) {
+    if widens::<T>(d) {
+        wide.resize(d.div_ceil(8), [0.0; 8]);
+    } else {
+        wide.clear();
+    }
+}
+
+/// One row to normalize: its x, the next row's x (prefetched while this one is written;
+/// empty for the last row) and its y.
+pub(crate) struct Row<'a, T> {
+    pub x: &'a [T],
+    pub next: &'a [T],
+    pub y: &'a mut [T],
+}
+
+/// Buffers a task reuses from row to row.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Elements of the current row to decide exactly.
+    near_ties: Vec<u32>,
+    /// The current row widened to f64 (where [`widens`]), else empty.
+    wide: Vec<[f64; 8]>,
+}
+
 /// The output pass: y = γ·z(x) + β, each lane rounded once to `T`; lanes near a rounding
 /// midpoint are collected in `near_ties`.
 #[inline(always)]
 fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>(
     s: S,
-    x: &[T],
+    row: &mut Row<'_, T>,
     p: &RowParams<'_>,
-    y: &mut [T],
     n: &N,
-    near_ties: &mut Vec<u32>,
+    scratch: &mut Scratch,
 ) {
+    let Row { x, next, y } = row;
+    let (wide, near_ties) = (&scratch.wide, &mut scratch.near_ties);
+    let use_wide = T::WIDEN_ONCE && !wide.is_empty();
     let y_start = y.as_ptr();
     let (xc, xt) = x.as_chunks::<8>();
     let (yc, yt) = y.as_chunks_mut::<8>();
@@ -195,9 +266,15 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
     let zero = s.splat(0.0);
     let stream = p.stream && (y_start as usize).is_multiple_of(16);
     for (j, (xv, yv)) in xc.iter().zip(yc.iter_mut()).enumerate() {
+        prefetch_line(s, next, j);
         let g = if G { s.load_lanes(gc[j]) } else { zero };
         let b = if B { s.load_lanes(bc[j]) } else { zero };
-        let out = affine::<S, G, B>(s, n.z(s, T::load(s, xv)), g, b);
+        let xv = if use_wide {
+            s.load_lanes(wide[j])
+        } else {
+            T::load(s, xv)
+        };
+        let out = affine::<S, G, B>(s, n.z(s, xv), g, b);
         let flagged = if stream {
             T::stream(s, out, yv)
         } else {
@@ -210,7 +287,12 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
     if !xt.is_empty() {
         let g = if G { load_padded_f64(s, gt) } else { zero };
         let b = if B { load_padded_f64(s, bt) } else { zero };
-        let out = affine::<S, G, B>(s, n.z(s, load_padded(s, xt)), g, b);
+        let xv = if use_wide {
+            s.load_lanes(wide[xc.len()])
+        } else {
+            load_padded(s, xt)
+        };
+        let out = affine::<S, G, B>(s, n.z(s, xv), g, b);
         let mut buf = [T::default(); 8];
         let valid = ((1u16 << yt.len()) - 1) as u8;
         let flagged = T::store(s, out, &mut buf) & valid;
@@ -276,16 +358,15 @@ fn fill_nan<T: Element>(y: &mut [T]) {
 #[inline(always)]
 fn finish_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>(
     s: S,
-    x: &[T],
+    mut row: Row<'_, T>,
     p: &RowParams<'_>,
-    y: &mut [T],
     n: &N,
-    near_ties: &mut Vec<u32>,
+    scratch: &mut Scratch,
 ) {
-    near_ties.clear();
-    write_row::<S, T, N, G, B>(s, x, p, y, n, near_ties);
-    if !near_ties.is_empty() {
-        settle_near_ties(x, p, y, near_ties);
+    scratch.near_ties.clear();
+    write_row::<S, T, N, G, B>(s, &mut row, p, n, scratch);
+    if !scratch.near_ties.is_empty() {
+        settle_near_ties(row.x, p, row.y, &scratch.near_ties);
     }
 }
 
@@ -308,7 +389,11 @@ pub(crate) struct CenteredStats {
 /// |μ − c| ≤ σ√d at first, and moving leaves |μ − c| ≲ (d/16)·u·σ√d). `None` when the sums
 /// are not finite (a ±∞ or NaN in the row).
 #[inline(always)]
-pub(crate) fn layer_norm_stats<S: Simd, T: Element>(s: S, x: &[T]) -> Option<CenteredStats> {
+pub(crate) fn layer_norm_stats<S: Simd, T: Element>(
+    s: S,
+    x: &[T],
+    wide: &mut [[f64; 8]],
+) -> Option<CenteredStats> {
     let d = x.len() as f64;
     // The first shift: the mean of the first eight values (exact sum, one rounding).
     let head = &x[..x.len().min(8)];
@@ -327,6 +412,7 @@ pub(crate) fn layer_norm_stats<S: Simd, T: Element>(s: S, x: &[T]) -> Option<Cen
                 shift: s.splat(shift),
             },
             (zero, zero),
+            wide,
         );
         let sum = sum_lanes(s, [acc[0].0, acc[1].0]);
         let sum_sq = sum_lanes(s, [acc[0].1, acc[1].1]);
@@ -352,39 +438,40 @@ pub(crate) fn layer_norm_stats<S: Simd, T: Element>(s: S, x: &[T]) -> Option<Cen
 #[inline(always)]
 pub(crate) fn layer_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
     s: S,
-    x: &[T],
+    row: Row<'_, T>,
     p: &RowParams<'_>,
-    y: &mut [T],
-    near_ties: &mut Vec<u32>,
+    scratch: &mut Scratch,
 ) {
-    let Some(stats) = layer_norm_stats(s, x) else {
-        return fill_nan(y);
+    prepare_wide::<T>(&mut scratch.wide, row.x.len());
+    let Some(stats) = layer_norm_stats(s, row.x, &mut scratch.wide) else {
+        return fill_nan(row.y);
     };
     let n = Centered {
         shift: s.splat(stats.shift),
         mean_shifted: s.splat(stats.mean_shifted),
         scale: s.splat(1.0 / (stats.var + p.eps as f64).sqrt()),
     };
-    finish_row::<S, T, _, G, B>(s, x, p, y, &n, near_ties);
+    finish_row::<S, T, _, G, B>(s, row, p, &n, scratch);
 }
 
 /// y = γ ⊙ x/√(mean(x²) + ε) + β for one row.
 #[inline(always)]
 pub(crate) fn rms_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
     s: S,
-    x: &[T],
+    row: Row<'_, T>,
     p: &RowParams<'_>,
-    y: &mut [T],
-    near_ties: &mut Vec<u32>,
+    scratch: &mut Scratch,
 ) {
-    let d = x.len() as f64;
-    let sum_sq = sum_lanes(s, reduce(s, x, &SumOfSquares, s.splat(0.0)));
+    let d = row.x.len() as f64;
+    prepare_wide::<T>(&mut scratch.wide, row.x.len());
+    let zero = s.splat(0.0);
+    let sum_sq = sum_lanes(s, reduce(s, row.x, &SumOfSquares, zero, &mut scratch.wide));
     if !sum_sq.is_finite() {
-        return fill_nan(y);
+        return fill_nan(row.y);
     }
     let r = 1.0 / (sum_sq / d + p.eps as f64).sqrt();
     let n = Scaled { scale: s.splat(r) };
-    finish_row::<S, T, _, G, B>(s, x, p, y, &n, near_ties);
+    finish_row::<S, T, _, G, B>(s, row, p, &n, scratch);
 }
 
 #[cfg(test)]
@@ -423,7 +510,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let stats = layer_norm_stats(Scalar, &x).unwrap();
+            let stats = layer_norm_stats(Scalar, &x, &mut []).unwrap();
             assert_eq!(stats.passes, 2, "d={d}");
             let m2 = stats.mean_shifted * stats.mean_shifted;
             assert!(m2 <= 8.0 * stats.var, "d={d}: {stats:?}");
@@ -445,10 +532,10 @@ mod tests {
     #[test]
     fn ordinary_rows_take_one_pass() {
         let x: Vec<f32> = (0..1000).map(|i| 1e5 + ((i * 31) % 17) as f32).collect();
-        assert_eq!(layer_norm_stats(Scalar, &x).unwrap().passes, 1);
+        assert_eq!(layer_norm_stats(Scalar, &x, &mut []).unwrap().passes, 1);
         let c = [3.25f32; 9];
-        let stats = layer_norm_stats(Scalar, &c).unwrap();
+        let stats = layer_norm_stats(Scalar, &c, &mut []).unwrap();
         assert_eq!((stats.passes, stats.var, stats.mean_shifted), (1, 0.0, 0.0));
-        assert!(layer_norm_stats(Scalar, &[1.0, f32::INFINITY]).is_none());
+        assert!(layer_norm_stats(Scalar, &[1.0, f32::INFINITY], &mut []).is_none());
     }
 }

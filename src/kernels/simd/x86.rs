@@ -314,6 +314,11 @@ impl Simd for Avx2 {
         unsafe { _mm_sfence() }
     }
     #[inline(always)]
+    fn prefetch(self, p: *const u8) {
+        // SAFETY: a prefetch is a hint and never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
+    }
+    #[inline(always)]
     fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8 {
         unsafe { near_midpoint_x4(v.0, half_bit, k) | (near_midpoint_x4(v.1, half_bit, k) << 4) }
     }
@@ -452,6 +457,11 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     #[inline(always)]
     fn fence(self) {
         unsafe { _mm_sfence() }
+    }
+    #[inline(always)]
+    fn prefetch(self, p: *const u8) {
+        // SAFETY: a prefetch is a hint and never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
     }
     #[inline(always)]
     fn near_midpoint(self, v: __m512d, half_bit: u32, k: u64) -> u8 {
