@@ -9,6 +9,8 @@ use crate::cases::{self, BatteryConfig, Family};
 use crate::exact::slow;
 use crate::judge;
 use crate::problem::{EpsConvention, Op};
+use crate::theorems::float_corollaries::{check_problem_output, ErrorModel};
+use crate::theorems::Budget;
 use crate::{Dtype, Result};
 use std::time::Instant;
 
@@ -83,12 +85,7 @@ fn kernel_check(name: &str, op: Op, dtype: Dtype, cfg: &AuditConfig) -> Result<O
     battery.random_cases = cfg.kernel_cases;
     let report = judge::run_battery(kernel.as_ref(), &battery, None, false)?;
     let t = &report.tally;
-    let worst = report
-        .per_family
-        .iter()
-        .max_by_key(|(_, f)| (f.failed, f.max_ulp))
-        .map(|(name, _)| name.clone())
-        .unwrap_or_default();
+    let worst = crate::zoo::worst_family(&report);
     Ok(Some(AuditRow {
         section: "kernel".into(),
         subject: format!("{name} {op} {dtype}"),
@@ -105,6 +102,69 @@ fn kernel_check(name: &str, op: Op, dtype: Dtype, cfg: &AuditConfig) -> Result<O
     }))
 }
 
+/// What the float corollaries are checked on: the reference (correctly rounded) and every
+/// builtin kernel that promises to be within one ULP.
+fn corollary_subjects() -> Vec<(&'static str, u32)> {
+    let mut v = vec![("reference", 0)];
+    v.extend(
+        adapters::builtin_names()
+            .into_iter()
+            .filter(|n| n.starts_with("native"))
+            .map(|n| (n, 1)),
+    );
+    v
+}
+
+/// The float corollaries (|mean(y)| and |‖y‖² − ‖z‖²| bounds, `theorems::float_corollaries`)
+/// on a subject's outputs for the battery's cases without γ/β.
+fn corollary_check(name: &str, ulps: u32, cfg: &AuditConfig) -> Result<AuditRow> {
+    let start = Instant::now();
+    let mut outputs = 0usize;
+    let mut first_bad = None;
+    for op in Op::ALL {
+        for dtype in Dtype::ALL {
+            let kernel = if name == "reference" {
+                None
+            } else {
+                Some(adapters::builtin(name)?)
+            };
+            if kernel.as_ref().is_some_and(|k| !k.supports(op, dtype)) {
+                continue;
+            }
+            let mut battery = BatteryConfig::new(op, dtype, cfg.seed);
+            battery.random_cases = 0;
+            let model = if ulps == 0 {
+                ErrorModel::correctly_rounded(dtype)
+            } else {
+                ErrorModel::within_ulps(dtype, ulps)
+            };
+            for case in cases::battery(&battery).into_iter().filter(|c| {
+                c.problem.gamma.is_none() && c.problem.beta.is_none() && c.problem.d <= 1025
+            }) {
+                let y = match &kernel {
+                    None => crate::exact::reference(&case.problem)?.y,
+                    Some(k) => match k.run(&case.problem) {
+                        Ok(y) => y,
+                        Err(e) => return Err(crate::Error::input(format!("{name}: {e}"))),
+                    },
+                };
+                outputs += case.problem.rows;
+                if let Some(bad) = check_problem_output(&case.problem, &y, &model)? {
+                    first_bad.get_or_insert(format!("{op} {dtype} case {}: {bad}", case.id));
+                }
+            }
+        }
+    }
+    Ok(AuditRow {
+        section: "corollary".into(),
+        subject: format!("{name} (within {ulps} ULP)"),
+        checked: format!("{outputs} output rows: |mean(y)|, |‖y‖²−‖z‖²|"),
+        passed: first_bad.is_none(),
+        detail: first_bad.unwrap_or_else(|| "bounds hold exactly".into()),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
 /// Runs the whole audit.
 pub fn run(cfg: &AuditConfig) -> Result<Vec<AuditRow>> {
     let mut rows = Vec::new();
@@ -117,9 +177,12 @@ pub fn run(cfg: &AuditConfig) -> Result<Vec<AuditRow>> {
         }
     }
     let kernels = adapters::builtin_names();
+    let theorems = crate::theorems::catalogue();
+    let corollary_kernels = corollary_subjects();
     let total = combos.len()
         + kernels.len() * Op::ALL.len() * Dtype::ALL.len()
-        + crate::theorems_catalogue_len();
+        + theorems.len()
+        + corollary_kernels.len();
     let bar = progress::bar(total as u64, "checks", cfg.progress);
     for (op, dt, c) in combos {
         rows.push(self_check(op, dt, c, cfg)?);
@@ -135,7 +198,24 @@ pub fn run(cfg: &AuditConfig) -> Result<Vec<AuditRow>> {
             }
         }
     }
-    rows.extend(crate::theorem_rows(cfg.seed, &bar));
+    let budget = Budget {
+        cases: crate::theorems::DEFAULT_CASES,
+        seed: cfg.seed,
+    };
+    for run in crate::theorems::run(&theorems, budget, |_| bar.inc(1)) {
+        rows.push(AuditRow {
+            section: "theorem".into(),
+            subject: run.entry.id.into(),
+            checked: format!("{} cases, exact arithmetic", run.report.cases),
+            passed: run.report.verified(),
+            detail: run.verdict(),
+            seconds: run.seconds,
+        });
+    }
+    for (name, ulps) in corollary_kernels {
+        rows.push(corollary_check(name, ulps, cfg)?);
+        bar.inc(1);
+    }
     bar.finish_and_clear();
     Ok(rows)
 }

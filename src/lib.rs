@@ -23,17 +23,9 @@ pub mod npy;
 pub mod problem;
 pub mod problem_io;
 pub mod theorems;
+pub mod zoo;
 
 pub use dtype::Dtype;
 pub use error::{Error, Result};
 
 pub mod audit;
-
-/// Theorem rows for the audit (the catalogue lands with the theorem modules).
-pub(crate) fn theorem_rows(_seed: u64, _bar: &indicatif::ProgressBar) -> Vec<audit::AuditRow> {
-    Vec::new()
-}
-
-pub(crate) fn theorems_catalogue_len() -> usize {
-    0
-}

@@ -8,6 +8,10 @@ pub mod reference_f64;
 use crate::dtype::Dtype;
 use crate::problem::{Op, Problem};
 
+#[cfg(feature = "candle")]
+pub mod candle;
+pub mod native;
+
 /// A normalization kernel the judge can run.
 pub trait Kernel: Sync {
     /// A short name for reports (`native`, `reference-f64`, `lib:libfoo.so`, ...).
@@ -23,6 +27,12 @@ pub trait Kernel: Sync {
 pub fn builtin(name: &str) -> crate::Result<Box<dyn Kernel>> {
     match name {
         "reference-f64" => Ok(Box::new(reference_f64::ReferenceF64)),
+        "native" => Ok(Box::new(native::Native::default())),
+        #[cfg(feature = "candle")]
+        "candle-nn" => Ok(Box::new(candle::Candle)),
+        other if other.starts_with("native-") => {
+            native::Native::named(other).map(|k| Box::new(k) as Box<dyn Kernel>)
+        }
         other => Err(crate::Error::usage(format!(
             "unknown builtin kernel '{other}' (available: {})",
             builtin_names().join(", ")
@@ -32,5 +42,9 @@ pub fn builtin(name: &str) -> crate::Result<Box<dyn Kernel>> {
 
 /// Names of the builtin kernels.
 pub fn builtin_names() -> Vec<&'static str> {
-    vec!["reference-f64"]
+    let mut names = vec!["reference-f64", "native"];
+    if cfg!(feature = "candle") {
+        names.push("candle-nn");
+    }
+    names
 }

@@ -1,16 +1,22 @@
 //! One file per subcommand, each a thin function over the library.
 
 pub mod audit;
+pub mod bench;
 pub mod bench_oracle;
 pub mod cases;
 pub mod check;
 pub mod common;
 pub mod fuzz;
 pub mod reference;
+pub mod reproduce;
+pub mod zoo;
 
 use clap::{Parser, Subcommand};
 use normoracle::Result;
 use std::process::ExitCode;
+
+mod ellipsoid;
+pub mod theorems;
 
 /// What a subcommand concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,8 +67,18 @@ pub enum Command {
     BenchOracle(bench_oracle::Args),
     /// Write the battery to a directory (.npy files and a manifest) for other frameworks.
     Cases(cases::Args),
+    /// The accuracy table of every kernel available here (builtins, the C example, Python drivers).
+    Zoo(zoo::Args),
+    /// Reproduce a published table or figure, with its provenance (--list names them).
+    Reproduce(reproduce::Args),
     /// Run the battery through a kernel (shared library or builtin) and judge it.
     Fuzz(fuzz::Args),
+    /// The papers' theorems, each checked in exact arithmetic, with their verdicts.
+    Theorems(theorems::Args),
+    /// Throughput of the native kernels vs a memcpy of the same bytes (and candle-nn).
+    Bench(bench::Args),
+    /// The LayerNorm output hyperellipsoid (Riechers 2024): normal, axes, certified lengths.
+    Ellipsoid(ellipsoid::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
@@ -71,7 +87,12 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Reference(a) => reference::run(a),
         Command::Check(a) => check::run(a),
         Command::Fuzz(a) => fuzz::run(a),
+        Command::Reproduce(a) => reproduce::run(a),
+        Command::Zoo(a) => zoo::run(a),
         Command::Cases(a) => cases::run(a),
         Command::BenchOracle(a) => bench_oracle::run(a),
+        Command::Theorems(args) => theorems::run(args),
+        Command::Bench(a) => bench::run(a),
+        Command::Ellipsoid(args) => ellipsoid::run(args),
     }
 }

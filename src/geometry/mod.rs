@@ -1,1 +1,2 @@
 //! The geometry of LayerNorm: what the projection and the scaling do to sets of vectors.
+pub mod ellipsoid;

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod error_model;
 pub mod report;
 pub mod tolerance;
 pub mod verdict;
@@ -70,6 +71,9 @@ pub struct Report {
     pub kernel_errors: Vec<String>,
     /// A command that reproduces the first failure.
     pub reproducer: Option<String>,
+    /// The case holding the element farthest (in ULPs) from the correctly rounded value.
+    pub worst_case: Option<usize>,
+    pub worst_case_ulp: u64,
 }
 
 impl Report {
@@ -92,6 +96,8 @@ impl Report {
             failures: Vec::new(),
             kernel_errors: Vec::new(),
             reproducer: None,
+            worst_case: None,
+            worst_case_ulp: 0,
         }
     }
 
@@ -325,6 +331,11 @@ pub fn judge_problem(
     let family = report.per_family.entry(label.family.clone()).or_default();
     for o in &outcomes {
         family.merge(&o.tally);
+    }
+    let problem_max_ulp = outcomes.iter().map(|o| o.tally.max_ulp).max().unwrap_or(0);
+    if problem_max_ulp > report.worst_case_ulp || report.worst_case.is_none() {
+        report.worst_case = label.case;
+        report.worst_case_ulp = problem_max_ulp;
     }
     for o in outcomes {
         report.tally.merge(&o.tally);

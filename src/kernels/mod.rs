@@ -1,1 +1,424 @@
-//! normoracle's own LayerNorm/RMSNorm kernels.
+//! normoracle's own LayerNorm/RMSNorm kernels: f32, f16 and bf16 in and out, ε inside the
+//! square root, nearly always correctly rounded, at memory speed.
+//!
+//! * One generic row routine (`row`) over a vector of eight f64 lanes (`simd`) and a
+//!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
+//!   portable scalar code.
+//! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
+//!   depend on the instruction set, the thread count or how rows are split among threads.
+//! * Large batches run on rayon's current thread pool.
+//!
+//! ```
+//! use normoracle::kernels;
+//! let x = [1.0f32, 2.0, 3.0, 4.0];
+//! let mut y = [0.0f32; 4];
+//! kernels::layer_norm_f32(&x, None, None, &mut y, 4, 1e-5).unwrap();
+//! assert!((y[0] + 1.3416).abs() < 1e-3);
+//! ```
+
+pub mod bench;
+pub mod element;
+mod row;
+pub mod simd;
+
+pub use element::Element;
+pub use simd::Isa;
+
+use crate::error::{Error, Result};
+use crate::problem::Op;
+use half::{bf16, f16};
+use rayon::prelude::*;
+use simd::{Scalar, Simd};
+
+/// Work that runs on one instruction set: `run` is monomorphized and inlined into a
+/// function compiled for that instruction set.
+pub trait Vectorized {
+    type Output;
+    fn run<S: Simd>(self, s: S) -> Self::Output;
+}
+
+/// A vector path whose CPU support has been checked.
+#[derive(Debug, Clone, Copy)]
+enum Token {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Avx2(simd::x86::Avx2),
+    #[cfg(target_arch = "x86_64")]
+    Avx512(simd::x86::Avx512),
+    #[cfg(target_arch = "aarch64")]
+    Neon(simd::neon::Neon),
+}
+
+impl Token {
+    fn new(isa: Isa) -> Result<Token> {
+        let unavailable = || Error::usage(format!("instruction set {isa} is not available here"));
+        match isa {
+            Isa::Scalar => Ok(Token::Scalar),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => simd::x86::Avx2::new()
+                .map(Token::Avx2)
+                .ok_or_else(unavailable),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => simd::x86::Avx512::new()
+                .map(Token::Avx512)
+                .ok_or_else(unavailable),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => Ok(Token::Neon(simd::neon::Neon::new())),
+            #[allow(unreachable_patterns)]
+            _ => Err(unavailable()),
+        }
+    }
+
+    fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
+        match self {
+            Token::Scalar => k.run(Scalar),
+            #[cfg(target_arch = "x86_64")]
+            Token::Avx2(t) => t.vectorize(k),
+            #[cfg(target_arch = "x86_64")]
+            Token::Avx512(t) => t.vectorize(k),
+            #[cfg(target_arch = "aarch64")]
+            Token::Neon(t) => t.vectorize(k),
+        }
+    }
+}
+
+/// Where the rows of x and y lie: row r of x is `x[r·x_stride .. r·x_stride + d]`, of y
+/// `y[r·y_stride .. r·y_stride + d]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub rows: usize,
+    pub d: usize,
+    pub x_stride: usize,
+    pub y_stride: usize,
+}
+
+impl Layout {
+    /// Rows stored back to back.
+    pub fn contiguous(rows: usize, d: usize) -> Layout {
+        Layout {
+            rows,
+            d,
+            x_stride: d,
+            y_stride: d,
+        }
+    }
+
+    /// The number of values a buffer with this row stride must hold.
+    fn extent(&self, stride: usize) -> usize {
+        if self.rows == 0 {
+            0
+        } else {
+            (self.rows - 1) * stride + self.d
+        }
+    }
+
+    fn validate(&self, x_len: usize, y_len: usize) -> Result<()> {
+        if self.d == 0 {
+            return Err(Error::input("row width d = 0: nothing to normalize"));
+        }
+        for (name, stride, len) in [("x", self.x_stride, x_len), ("y", self.y_stride, y_len)] {
+            if stride < self.d {
+                return Err(Error::input(format!(
+                    "{name} row stride {stride} is smaller than the row width d = {}",
+                    self.d
+                )));
+            }
+            let need = (self.rows.saturating_sub(1))
+                .checked_mul(stride)
+                .and_then(|v| v.checked_add(self.d))
+                .ok_or_else(|| Error::input(format!("{name} layout overflows usize")))?;
+            if self.rows > 0 && len < need {
+                return Err(Error::input(format!(
+                    "{name} holds {len} values, {} rows of width {} at stride {stride} need {need}",
+                    self.rows, self.d
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The parameters of a normalization: optional γ (all ones when absent) and β (all zeros),
+/// each of length d, and ε (inside the square root; finite, not negative).
+#[derive(Debug, Clone, Copy)]
+pub struct Params<'a, T> {
+    pub gamma: Option<&'a [T]>,
+    pub beta: Option<&'a [T]>,
+    pub eps: f32,
+}
+
+/// How to run: which instruction set (the fastest available when `None`), how many rows
+/// each parallel task takes (chosen from the row width when `None`; `Some(n)` with
+/// n ≥ rows runs on the calling thread), and whether y is written with non-temporal
+/// stores that bypass the caches (when `None`: for outputs of at least
+/// [`STREAM_MIN_BYTES`]). None of them changes a single output bit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    pub isa: Option<Isa>,
+    pub rows_per_task: Option<usize>,
+    pub stream: Option<bool>,
+}
+
+/// Outputs at least this large are streamed past the caches by default: they would not
+/// stay cached anyway, and streaming saves reading every output line before writing it.
+pub const STREAM_MIN_BYTES: usize = 24 << 20;
+
+/// Values per parallel task when `rows_per_task` is not given: large enough to amortize
+/// scheduling, small enough to balance a few threads.
+const VALUES_PER_TASK: usize = 1 << 16;
+
+/// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
+/// [`Options`]). Errors (never panics) on d = 0, buffers too short for the layout, γ/β of
+/// the wrong length, ε negative or not finite, an unavailable instruction set.
+/// A row holding ±∞ or NaN comes out as NaN.
+pub fn normalize<T: Element>(
+    op: Op,
+    x: &[T],
+    y: &mut [T],
+    layout: Layout,
+    params: Params<'_, T>,
+    options: Options,
+) -> Result<()> {
+    layout.validate(x.len(), y.len())?;
+    for (name, p) in [("gamma", params.gamma), ("beta", params.beta)] {
+        if let Some(v) = p {
+            if v.len() != layout.d {
+                return Err(Error::input(format!(
+                    "{name} has {} values but rows have d = {}",
+                    v.len(),
+                    layout.d
+                )));
+            }
+        }
+    }
+    if !params.eps.is_finite() || params.eps < 0.0 {
+        return Err(Error::usage(format!(
+            "eps must be finite and not negative, got {}",
+            params.eps
+        )));
+    }
+    let token = Token::new(options.isa.unwrap_or_else(Isa::detect))?;
+    if layout.rows == 0 {
+        return Ok(());
+    }
+    let x = &x[..layout.extent(layout.x_stride)];
+    let y = &mut y[..layout.extent(layout.y_stride)];
+    // γ and β widened to f64 once per call, shared by every row.
+    let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v))).unwrap_or_default();
+    let (gamma, beta) = (widen(params.gamma), widen(params.beta));
+    let rows_per_task = options
+        .rows_per_task
+        .unwrap_or_else(|| (VALUES_PER_TASK / layout.d).max(1))
+        .max(1);
+    let stream = options
+        .stream
+        .unwrap_or(layout.rows * layout.d * (T::DTYPE.bits() as usize / 8) >= STREAM_MIN_BYTES);
+    let task = |first_row: usize, y_rows: &mut [T]| {
+        let rows = Rows {
+            op,
+            x: &x[first_row * layout.x_stride..],
+            y: y_rows,
+            layout,
+            gamma: &gamma,
+            beta: &beta,
+            eps: params.eps,
+            stream,
+        };
+        token.vectorize(rows);
+    };
+    if rows_per_task >= layout.rows {
+        task(0, y);
+    } else {
+        y.par_chunks_mut(rows_per_task * layout.y_stride)
+            .enumerate()
+            .for_each(|(i, y_rows)| task(i * rows_per_task, y_rows));
+    }
+    Ok(())
+}
+
+/// Values widened to f64.
+struct Widen<'a, T>(&'a [T]);
+
+impl<T: Element> Vectorized for Widen<'_, T> {
+    type Output = Vec<f64>;
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) -> Vec<f64> {
+        let mut out = vec![0.0; self.0.len()];
+        let (chunks, tail) = self.0.as_chunks::<8>();
+        let (out_chunks, out_tail) = out.as_chunks_mut::<8>();
+        for (c, o) in chunks.iter().zip(out_chunks) {
+            *o = s.to_array(T::load(s, c));
+        }
+        for (v, o) in tail.iter().zip(out_tail) {
+            *o = T::DTYPE.to_f64(v.to_bits());
+        }
+        out
+    }
+}
+
+/// A run of consecutive rows: `x` and `y` start at the first one; `gamma`/`beta` are
+/// widened to f64, empty when absent.
+struct Rows<'a, T> {
+    op: Op,
+    x: &'a [T],
+    y: &'a mut [T],
+    layout: Layout,
+    gamma: &'a [f64],
+    beta: &'a [f64],
+    eps: f32,
+    stream: bool,
+}
+
+impl<T: Element> Vectorized for Rows<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        // One monomorphization per presence of γ and β, so absent ones cost nothing.
+        match (self.gamma.is_empty(), self.beta.is_empty()) {
+            (false, false) => self.each_row::<S, true, true>(s),
+            (false, true) => self.each_row::<S, true, false>(s),
+            (true, false) => self.each_row::<S, false, true>(s),
+            (true, true) => self.each_row::<S, false, false>(s),
+        }
+    }
+}
+
+impl<T: Element> Rows<'_, T> {
+    #[inline(always)]
+    fn each_row<S: Simd, const G: bool, const B: bool>(self, s: S) {
+        let Layout {
+            d,
+            x_stride,
+            y_stride,
+            ..
+        } = self.layout;
+        let params = row::RowParams {
+            op: self.op,
+            gamma: self.gamma,
+            beta: self.beta,
+            eps: self.eps,
+            stream: self.stream,
+        };
+        let mut near_ties = Vec::new();
+        let rows = self.y.len().div_ceil(y_stride);
+        for r in 0..rows {
+            let x = &self.x[r * x_stride..r * x_stride + d];
+            let y = &mut self.y[r * y_stride..r * y_stride + d];
+            match self.op {
+                Op::LayerNorm => {
+                    row::layer_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties)
+                }
+                Op::RmsNorm => row::rms_norm_row::<S, T, G, B>(s, x, &params, y, &mut near_ties),
+            }
+        }
+        if self.stream {
+            s.fence();
+        }
+    }
+}
+
+/// LayerNorm of contiguous rows of width d (x.len() a multiple of d) with the defaults.
+pub fn layer_norm<T: Element>(
+    x: &[T],
+    gamma: Option<&[T]>,
+    beta: Option<&[T]>,
+    y: &mut [T],
+    d: usize,
+    eps: f32,
+) -> Result<()> {
+    contiguous(Op::LayerNorm, x, gamma, beta, y, d, eps)
+}
+
+/// RMSNorm of contiguous rows of width d (x.len() a multiple of d) with the defaults.
+pub fn rms_norm<T: Element>(
+    x: &[T],
+    gamma: Option<&[T]>,
+    beta: Option<&[T]>,
+    y: &mut [T],
+    d: usize,
+    eps: f32,
+) -> Result<()> {
+    contiguous(Op::RmsNorm, x, gamma, beta, y, d, eps)
+}
+
+/// LayerNorm of rows at any strides.
+pub fn layer_norm_strided<T: Element>(
+    x: &[T],
+    y: &mut [T],
+    layout: Layout,
+    params: Params<'_, T>,
+) -> Result<()> {
+    normalize(Op::LayerNorm, x, y, layout, params, Options::default())
+}
+
+/// RMSNorm of rows at any strides.
+pub fn rms_norm_strided<T: Element>(
+    x: &[T],
+    y: &mut [T],
+    layout: Layout,
+    params: Params<'_, T>,
+) -> Result<()> {
+    normalize(Op::RmsNorm, x, y, layout, params, Options::default())
+}
+
+fn contiguous<T: Element>(
+    op: Op,
+    x: &[T],
+    gamma: Option<&[T]>,
+    beta: Option<&[T]>,
+    y: &mut [T],
+    d: usize,
+    eps: f32,
+) -> Result<()> {
+    if d == 0 {
+        return Err(Error::input("row width d = 0: nothing to normalize"));
+    }
+    if !x.len().is_multiple_of(d) {
+        return Err(Error::input(format!(
+            "x holds {} values, not a whole number of rows of width d = {d}",
+            x.len()
+        )));
+    }
+    if y.len() != x.len() {
+        return Err(Error::input(format!(
+            "y holds {} values but x holds {}",
+            y.len(),
+            x.len()
+        )));
+    }
+    let layout = Layout::contiguous(x.len() / d, d);
+    normalize(
+        op,
+        x,
+        y,
+        layout,
+        Params { gamma, beta, eps },
+        Options::default(),
+    )
+}
+
+/// Typed entry points, e.g. `layer_norm_f32(x, gamma, beta, y, d, eps)`.
+macro_rules! typed {
+    ($($name:ident => $generic:ident::<$t:ty>),* $(,)?) => {$(
+        #[doc = concat!("[`", stringify!($generic), "`] for `", stringify!($t), "`.")]
+        pub fn $name(
+            x: &[$t],
+            gamma: Option<&[$t]>,
+            beta: Option<&[$t]>,
+            y: &mut [$t],
+            d: usize,
+            eps: f32,
+        ) -> Result<()> {
+            $generic(x, gamma, beta, y, d, eps)
+        }
+    )*};
+}
+
+typed! {
+    layer_norm_f32 => layer_norm::<f32>,
+    layer_norm_f16 => layer_norm::<f16>,
+    layer_norm_bf16 => layer_norm::<bf16>,
+    rms_norm_f32 => rms_norm::<f32>,
+    rms_norm_f16 => rms_norm::<f16>,
+    rms_norm_bf16 => rms_norm::<bf16>,
+}

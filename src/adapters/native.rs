@@ -1,0 +1,89 @@
+//! The `native` kernel: normoracle's own SIMD LayerNorm/RMSNorm (`crate::kernels`) for f32,
+//! f16 and bf16 with ε inside the square root.
+
+use super::Kernel;
+use crate::dtype::Dtype;
+use crate::kernels::{self, Element, Isa, Layout, Options, Params};
+use crate::problem::{EpsConvention, Op, Problem};
+use half::{bf16, f16};
+
+/// normoracle's own kernels, on the fastest instruction set unless `options` says otherwise.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Native {
+    pub options: Options,
+}
+
+impl Native {
+    /// The kernels on one instruction set (for comparing paths).
+    pub fn on(isa: Isa) -> Native {
+        Native {
+            options: Options {
+                isa: Some(isa),
+                ..Options::default()
+            },
+        }
+    }
+
+    /// `native-<isa>` (`native-scalar`, `native-avx2`, `native-avx512`, `native-neon`): the
+    /// kernels on that instruction set, if this CPU has it.
+    pub fn named(name: &str) -> crate::Result<Native> {
+        let isa: Isa = name
+            .strip_prefix("native-")
+            .ok_or_else(|| crate::Error::usage(format!("'{name}' is not native-<isa>")))?
+            .parse()?;
+        if !isa.is_available() {
+            return Err(crate::Error::usage(format!(
+                "instruction set {isa} is not available on this CPU"
+            )));
+        }
+        Ok(Native::on(isa))
+    }
+}
+
+impl Kernel for Native {
+    fn name(&self) -> String {
+        match self.options.isa {
+            Some(isa) => format!("native-{isa}"),
+            None => "native".to_string(),
+        }
+    }
+
+    fn supports(&self, _op: Op, dtype: Dtype) -> bool {
+        matches!(dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16)
+    }
+
+    fn run(&self, problem: &Problem) -> std::result::Result<Vec<u64>, String> {
+        if problem.convention != EpsConvention::Inside {
+            return Err("the native kernels take ε inside the square root only".to_string());
+        }
+        match problem.dtype {
+            Dtype::F32 => run_typed::<f32>(problem, self.options),
+            Dtype::F16 => run_typed::<f16>(problem, self.options),
+            Dtype::BF16 => run_typed::<bf16>(problem, self.options),
+            Dtype::F64 => Err("the native kernels do not implement f64".to_string()),
+        }
+    }
+}
+
+fn run_typed<T: Element>(p: &Problem, options: Options) -> std::result::Result<Vec<u64>, String> {
+    let typed = |bits: &[u64]| bits.iter().map(|&b| T::from_bits(b)).collect::<Vec<T>>();
+    let x = typed(&p.x);
+    let gamma = p.gamma.as_deref().map(typed);
+    let beta = p.beta.as_deref().map(typed);
+    let mut y = vec![T::default(); x.len()];
+    let params = Params {
+        gamma: gamma.as_deref(),
+        beta: beta.as_deref(),
+        eps: p.eps.value(),
+    };
+    kernels::normalize(
+        p.op,
+        &x,
+        &mut y,
+        Layout::contiguous(p.rows, p.d),
+        params,
+        options,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(y.into_iter().map(Element::to_bits).collect())
+}

@@ -1,0 +1,443 @@
+//! `normoracle ellipsoid`: the LayerNorm output hyperellipsoid (Riechers 2024) — normal,
+//! principal axes, certified semi-axes; its surface concentration; the exact worked examples;
+//! the N = 4096 benchmark. `normoracle ellipsoid --gain g.npy` is `ellipsoid axes --gain g.npy`.
+
+use super::Outcome;
+use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressStyle};
+use normoracle::artifacts::format::{Format, Table};
+use normoracle::geometry::ellipsoid::{
+    self, bench, concentration, decompose::Threads, example, to_json, Ellipsoid, EllipsoidInput,
+    Options, Solver,
+};
+use normoracle::{npy, Error, Result};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+    #[command(flatten)]
+    pub axes: AxesArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Sub {
+    /// Normal, principal axes and certified semi-axes of the output ellipsoid (the default).
+    Axes(AxesArgs),
+    /// How close to the surface outputs land for eps > 0 (Riechers' Figure 2): samples against
+    /// the exact chi-square law, as a table and an SVG figure. Exit 1 if a KS test rejects.
+    Concentration(ConcentrationArgs),
+    /// The exact worked examples (N = 4 with a rational spectrum; N = 3 with a zero gain).
+    Example(FormatArgs),
+    /// Decomposition of the N = 4096 matrix timed against numpy.linalg.eigh in the same run.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AxesArgs {
+    /// Gains g (.npy, 1-D or one row; f16/bf16/f32/f64).
+    #[arg(long, value_name = "G.npy")]
+    pub gain: Option<PathBuf>,
+    /// Bias b (.npy, same length as g); zero when absent.
+    #[arg(long, value_name = "B.npy")]
+    pub bias: Option<PathBuf>,
+    /// LayerNorm's eps (inside the square root). The ellipsoid does not depend on it; for
+    /// eps > 0 the outputs lie strictly inside, and the law of how close is reported.
+    #[arg(long, default_value_t = 1e-5)]
+    pub eps: f64,
+    /// Print the whole result as one JSON object ("normal", "axes", "semi_axes", ...).
+    #[arg(long)]
+    pub json: bool,
+    /// Format of the semi-axes table: md, csv, latex, json.
+    #[arg(long, default_value = "md")]
+    pub format: String,
+    /// Threads for the eigensolver and the verification (0: all cores). One thread gives the
+    /// same bits on every run.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Eigensolver: dense (nalgebra/faer on both matrices) or secular (O(N^2), structured,
+    /// portable). Either way every eigenpair is then certified.
+    #[arg(long, default_value = "dense")]
+    pub solver: String,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConcentrationArgs {
+    /// Dimension N of the inputs (Riechers' figure: 3).
+    #[arg(long, default_value_t = 3)]
+    pub n: usize,
+    /// Samples per eps.
+    #[arg(long, default_value_t = 20_000)]
+    pub samples: usize,
+    /// Seed of the portable generator.
+    #[arg(long, default_value_t = 2024)]
+    pub seed: u64,
+    /// Comma-separated eps values.
+    #[arg(long, value_delimiter = ',', default_values_t = concentration::FIGURE_EPS.to_vec())]
+    pub eps: Vec<f64>,
+    /// Gains (.npy, length N, no zero); default: seeded gains in [0.5, 1.5].
+    #[arg(long, value_name = "G.npy")]
+    pub gain: Option<PathBuf>,
+    /// Write the figure here.
+    #[arg(long, value_name = "FIG.svg")]
+    pub svg: Option<PathBuf>,
+    /// Table format: md, csv, latex, json.
+    #[arg(long, default_value = "md")]
+    pub format: String,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FormatArgs {
+    /// Table format: md, csv, latex, json.
+    #[arg(long, default_value = "md")]
+    pub format: String,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Matrix order (4096: the hidden size of a 7B model).
+    #[arg(long, default_value_t = 4096)]
+    pub n: usize,
+    /// Timed runs of each solver (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    #[arg(long, default_value_t = 0x5eed)]
+    pub seed: u64,
+    /// Threads for our solver (0: all cores, as numpy's BLAS uses by default).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Do not time numpy.
+    #[arg(long)]
+    pub no_numpy: bool,
+    /// Also time the whole certified pipeline (both routes, MPFR residual bounds).
+    #[arg(long)]
+    pub verify: bool,
+    /// Solver of the certified pipeline: dense or secular.
+    #[arg(long, default_value = "secular")]
+    pub solver: String,
+    /// Table format: md, csv, latex, json.
+    #[arg(long, default_value = "md")]
+    pub format: String,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    match args.command {
+        None => axes(args.axes),
+        Some(Sub::Axes(a)) => axes(a),
+        Some(Sub::Concentration(a)) => concentration_cmd(a),
+        Some(Sub::Example(a)) => example_cmd(a),
+        Some(Sub::Bench(a)) => bench_cmd(a),
+    }
+}
+
+fn threads(t: usize) -> Threads {
+    if t == 1 {
+        Threads::One
+    } else {
+        Threads::Pool(t)
+    }
+}
+
+/// A 1-D vector from a .npy file (one row).
+fn read_vector(path: &Path, what: &str) -> Result<Vec<f64>> {
+    let a = npy::read(path)?;
+    let (rows, _) = a.rows_and_width()?;
+    if rows != 1 {
+        return Err(Error::input(format!(
+            "{what} {}: expected one vector, got shape {:?}",
+            path.display(),
+            a.shape
+        )));
+    }
+    Ok(a.to_f64())
+}
+
+fn progress(len: u64, label: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(label.to_string());
+    pb
+}
+
+fn axes(a: AxesArgs) -> Result<Outcome> {
+    let format: Format = a.format.parse()?;
+    let solver: Solver = a.solver.parse()?;
+    let gain_path = a
+        .gain
+        .ok_or_else(|| Error::usage("ellipsoid: --gain G.npy is required"))?;
+    let gain = read_vector(&gain_path, "gain")?;
+    let bias = a
+        .bias
+        .as_deref()
+        .map(|p| read_vector(p, "bias"))
+        .transpose()?;
+    let input = EllipsoidInput::new(gain, bias, a.eps)?;
+    let n = input.n();
+    let pb = if n >= 256 {
+        progress(2 * n as u64, "verifying eigenpairs")
+    } else {
+        ProgressBar::hidden()
+    };
+    let tick = || pb.inc(1);
+    let e = ellipsoid::analyze(
+        &input,
+        Options {
+            threads: threads(a.threads),
+            solver,
+            tick: &tick,
+        },
+    )?;
+    pb.finish_and_clear();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&e)).expect("json")
+        );
+    } else {
+        print!("{}", report_text(&e, format));
+    }
+    Ok(Outcome::from_pass(e.verified()))
+}
+
+fn vec_text(v: &[f64]) -> String {
+    format!(
+        "[{}]",
+        v.iter()
+            .map(|x| format!("{x:.12}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// The human-readable report: a header, the semi-axes table, the axes (small N), the
+/// verification summary.
+fn report_text(e: &Ellipsoid, format: Format) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(
+        &mut out,
+        format!(
+            "LayerNorm output hyperellipsoid (Riechers 2024), N = {}, eps = {:e}",
+            e.n, e.eps
+        ),
+    );
+    match e.normal.unit_normal() {
+        Some(u) if e.normal.zero_gains.is_empty() => line(
+            &mut out,
+            format!("normal (unit, along alpha = 1/g): {}", vec_text(u)),
+        ),
+        _ if e.normal.zero_gains.len() == e.n => line(
+            &mut out,
+            "every gain is 0: every output equals b".to_string(),
+        ),
+        _ => line(
+            &mut out,
+            format!(
+                "normal space: e_n for the zero gains n = {:?} (1-based: {:?})",
+                e.normal.zero_gains,
+                e.normal
+                    .zero_gains
+                    .iter()
+                    .map(|i| i + 1)
+                    .collect::<Vec<_>>()
+            ),
+        ),
+    }
+    line(
+        &mut out,
+        format!(
+            "image: a {}-dimensional ellipsoid centred at b; outputs lie {} (y-b)^T Q (y-b) = N",
+            e.normal.image_dimension(e.n),
+            if e.eps > 0.0 {
+                "strictly inside"
+            } else if e.normal.zero_gains.len() >= 2 {
+                "inside (>= 2 zero gains)"
+            } else {
+                "on"
+            }
+        ),
+    );
+    let mut t = Table::new([
+        "axis",
+        "semi-axis",
+        "certified lo",
+        "certified hi",
+        "lambda",
+        "zeta",
+        "sin(angle) bound",
+        "cluster",
+    ]);
+    t.comment("semi-axis = sqrt(N/lambda) = sqrt(N zeta); [lo, hi] proved by MPFR residual bounds on both routes");
+    for (i, a) in e.axes.iter().enumerate() {
+        t.push([
+            (i + 1).to_string(),
+            format!("{:.15e}", a.semi_axis),
+            format!("{:.15e}", a.semi_axis_lo),
+            format!("{:.15e}", a.semi_axis_hi),
+            format!("{:.15e}", a.lambda),
+            format!("{:.15e}", a.zeta),
+            a.angle_bound
+                .map_or("-".to_string(), |s| format!("{s:.2e}")),
+            a.cluster_size.to_string(),
+        ]);
+    }
+    out.push_str(&t.render(format));
+    if e.n <= 12 {
+        for (i, a) in e.axes.iter().enumerate() {
+            line(
+                &mut out,
+                format!("axis {}: {}", i + 1, vec_text(&a.direction)),
+            );
+        }
+    }
+    let c = |name: &str, cert: &normoracle::geometry::ellipsoid::verify::Certificate| {
+        format!(
+            "{name}: max eigenpair residual radius {:.3e}, |V^T V - I|_F <= {:.3e}, {} clusters, max cluster radius {:.3e}",
+            cert.max_pair_radius(),
+            cert.orthonormality_defect_upper,
+            cert.clusters.len(),
+            cert.max_cluster_radius()
+        )
+    };
+    line(
+        &mut out,
+        c("lambda route (Q = (G Pi G)^+)", &e.lambda_route),
+    );
+    line(&mut out, c("zeta route (Pi G^2 Pi)", &e.zeta_route));
+    line(
+        &mut out,
+        format!(
+            "routes agree: {}; max relative semi-axis radius {:.3e}; max sine between the routes' axes {:.3e}",
+            if e.routes_agree { "yes" } else { "NO" },
+            e.max_relative_semi_axis_radius(),
+            e.axes.iter().map(|a| a.route_sine).fold(0.0, f64::max)
+        ),
+    );
+    if let Some(x) = &e.exact {
+        line(
+            &mut out,
+            format!(
+                "exact check (characteristic polynomials, Sturm): lambda {}, zeta {}, lambda = 1/zeta {}",
+                ok(x.lambda_counts_match),
+                ok(x.zeta_counts_match),
+                ok(x.reciprocal)
+            ),
+        );
+    }
+    if let Some(d) = &e.drazin_semi_axes {
+        line(
+            &mut out,
+            format!(
+                "note: Riechers' Drazin-inverse semi-axes {} bound the image but are not attained",
+                vec_text(d)
+            ),
+        );
+    }
+    if let Some(law) = &e.surface_law {
+        line(
+            &mut out,
+            format!(
+                "eps = {:e}: for a ~ N(0, I), 1 - r has median {:.3e} (1%: {:.3e}, 99%: {:.3e}), r = sqrt((y-b)^T Q (y-b)/N)",
+                law.eps,
+                law.gap_at_quantile(0.5),
+                law.gap_at_quantile(0.99),
+                law.gap_at_quantile(0.01)
+            ),
+        );
+    }
+    line(&mut out, format!("verified: {}", ok(e.verified())));
+    out
+}
+
+fn ok(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "NO"
+    }
+}
+
+fn concentration_cmd(a: ConcentrationArgs) -> Result<Outcome> {
+    let format: Format = a.format.parse()?;
+    let gain = a
+        .gain
+        .as_deref()
+        .map(|p| read_vector(p, "gain"))
+        .transpose()?;
+    let params = concentration::ConcentrationParams {
+        n: a.n,
+        samples: a.samples,
+        seed: a.seed,
+        eps: a.eps,
+        gain,
+    };
+    let total = (params.samples * params.eps.len()) as u64;
+    let pb = if total >= 200_000 {
+        progress(total, "sampling")
+    } else {
+        ProgressBar::hidden()
+    };
+    let c = concentration::run(&params, &|| pb.inc(1))?;
+    pb.finish_and_clear();
+    print!("{}", concentration::table(&c).render(format));
+    if let Some(path) = &a.svg {
+        std::fs::write(path, concentration::svg(&c)?)
+            .map_err(|e| Error::io(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(Outcome::from_pass(c.pass()))
+}
+
+fn example_cmd(a: FormatArgs) -> Result<Outcome> {
+    let format: Format = a.format.parse()?;
+    let mut pass = true;
+    for ex in [example::riechers_example()?, example::zero_gain_example()?] {
+        print!("{}", ex.table.render(format));
+        println!();
+        pass &= ex.all_checks_pass;
+    }
+    Ok(Outcome::from_pass(pass))
+}
+
+fn bench_cmd(a: BenchArgs) -> Result<Outcome> {
+    let format: Format = a.format.parse()?;
+    let params = bench::BenchParams {
+        n: a.n,
+        repeats: a.repeats,
+        seed: a.seed,
+        threads: threads(a.threads),
+        numpy: !a.no_numpy,
+        verify: if a.verify {
+            Some(a.solver.parse::<Solver>()?)
+        } else {
+            None
+        },
+    };
+    let pb = if a.verify {
+        progress(2 * a.n as u64, "verifying eigenpairs")
+    } else {
+        ProgressBar::hidden()
+    };
+    let log = |s: &str| {
+        if pb.is_hidden() {
+            eprintln!("{s}");
+        } else {
+            pb.println(s);
+        }
+    };
+    let r = bench::run(&params, &log, &|| pb.inc(1))?;
+    pb.finish_and_clear();
+    print!("{}", bench::table(&r).render(format));
+    Ok(Outcome::from_pass(
+        r.pipeline.as_ref().is_none_or(|p| p.verified),
+    ))
+}

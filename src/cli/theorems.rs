@@ -1,0 +1,62 @@
+//! `normoracle theorems`: the papers' theorems, each checked in exact arithmetic, listed with
+//! their verdicts. Exit 0 only when every theorem verified.
+
+use super::Outcome;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use normoracle::artifacts::format::Format;
+use normoracle::theorems::{self, Budget, DEFAULT_CASES, DEFAULT_SEED};
+use normoracle::{Error, Result};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Output format: md, csv, latex or json.
+    #[arg(long, default_value = "md")]
+    pub format: Format,
+    /// Random cases per theorem (on top of each theorem's fixed edge cases).
+    #[arg(long, default_value_t = DEFAULT_CASES)]
+    pub cases: usize,
+    /// Seed of the portable generator (printed in the table's comment).
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Check only the theorem with this id (repeatable).
+    #[arg(long = "id")]
+    pub ids: Vec<String>,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let catalogue = theorems::catalogue();
+    let entries = if args.ids.is_empty() {
+        catalogue
+    } else {
+        args.ids
+            .iter()
+            .map(|id| {
+                theorems::find(id).ok_or_else(|| {
+                    let known: Vec<_> = catalogue.iter().map(|e| e.id).collect();
+                    Error::usage(format!(
+                        "unknown theorem '{id}' (known: {})",
+                        known.join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    let budget = Budget {
+        cases: args.cases,
+        seed: args.seed,
+    };
+    let bar =
+        ProgressBar::with_draw_target(Some(entries.len() as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} theorems {msg}")
+    {
+        bar.set_style(style);
+    }
+    let runs = theorems::run(&entries, budget, |r| {
+        bar.set_message(r.entry.id);
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    print!("{}", theorems::table(&runs, budget).render(args.format));
+    Ok(Outcome::from_pass(theorems::all_verified(&runs)))
+}

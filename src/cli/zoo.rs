@@ -1,0 +1,107 @@
+//! `normoracle zoo`: the accuracy table of every kernel available here.
+
+use super::Outcome;
+use normoracle::adapters;
+use normoracle::artifacts::format::Format;
+use normoracle::cases::rng;
+use normoracle::zoo::{self, ZooConfig};
+use normoracle::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// md, csv, latex or json.
+    #[arg(long, default_value = "md", value_parser = |s: &str| s.parse::<Format>())]
+    pub format: Format,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Random battery cases per (kernel, op, dtype), after the systematic ones.
+    #[arg(long, default_value_t = 50)]
+    pub cases: usize,
+    /// Where examples/c and examples/python live.
+    #[arg(long)]
+    pub examples: Option<PathBuf>,
+    /// Only the builtin kernels (the machine-independent part).
+    #[arg(long)]
+    pub builtins_only: bool,
+}
+
+pub fn run(args: Args) -> Result<Outcome> {
+    let seed = match args.seed {
+        Some(s) => s,
+        None => rng::seed_from_env()?,
+    };
+    let examples = args.examples.unwrap_or_else(|| {
+        let here = PathBuf::from("examples");
+        if here.is_dir() {
+            here
+        } else {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
+        }
+    });
+    let py = |f: &str| examples.join("python").join(f);
+    let drivers = [
+        (
+            "numpy float64 two-pass",
+            "numpy_driver.py",
+            vec!["two-pass"],
+            vec!["numpy"],
+        ),
+        (
+            "numpy float32 one-pass",
+            "numpy_driver.py",
+            vec!["one-pass"],
+            vec!["numpy"],
+        ),
+        (
+            "onnxruntime LayerNormalization",
+            "onnxruntime_driver.py",
+            vec![],
+            vec!["numpy", "onnx", "onnxruntime"],
+        ),
+        (
+            "jax two-pass (float32 statistics)",
+            "jax_driver.py",
+            vec!["two-pass"],
+            vec!["numpy", "jax"],
+        ),
+        (
+            "jax fast-variance (flax LayerNorm default)",
+            "jax_driver.py",
+            vec!["fast-variance"],
+            vec!["numpy", "jax"],
+        ),
+    ];
+    let python_drivers = if args.builtins_only {
+        Vec::new()
+    } else {
+        drivers
+            .into_iter()
+            .filter(|(_, script, _, modules)| py(script).exists() && zoo::python_imports(modules))
+            .map(|(name, script, a, _)| {
+                (
+                    name.to_string(),
+                    py(script),
+                    a.into_iter().map(String::from).collect(),
+                )
+            })
+            .collect()
+    };
+    let cfg = ZooConfig {
+        seed,
+        random_cases: args.cases,
+        builtins: adapters::builtin_names()
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        c_example: (!args.builtins_only)
+            .then(|| examples.join("c").join("normoracle_example.c"))
+            .filter(|p| p.exists()),
+        python_drivers,
+        progress: true,
+    };
+    eprintln!("normoracle zoo: seed {seed}");
+    let rows = zoo::run(&cfg)?;
+    print!("{}", zoo::table(&rows, &cfg).render(args.format));
+    Ok(Outcome::Pass)
+}

@@ -1,0 +1,377 @@
+//! Eight f64 lanes: the one vector shape every instruction set computes in.
+//!
+//! Every path (AVX-512, AVX2, NEON, portable scalar) holds a vector of exactly eight f64
+//! lanes and performs the same IEEE operations on them in the same order: lane `k` of an
+//! accumulator always sees elements `k, k+8, k+16, …` of a row, and lanes are combined in
+//! one fixed order by shared scalar code. Add, sub, mul, fused multiply-add and the format
+//! conversions are correctly rounded on every path, so the results are bit-identical
+//! whichever path runs (the tests compare them bit for bit).
+//!
+//! Narrowing to f16/bf16 goes through *round-to-odd* to f32 and then round-to-nearest-even
+//! to the 16-bit format: f32 keeps at least two more bits than either 16-bit format, which
+//! makes the two-step rounding equal to one correct rounding of the f64 value.
+
+#[cfg(target_arch = "aarch64")]
+pub mod neon;
+#[cfg(target_arch = "x86_64")]
+pub mod x86;
+
+/// The instruction sets the kernels can run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// Portable Rust (`f64::mul_add` for the fused multiply-add).
+    Scalar,
+    /// x86-64 AVX2 + FMA + F16C: two 4-lane registers per vector.
+    Avx2,
+    /// x86-64 AVX-512F (+ AVX2, FMA, F16C): one 8-lane register per vector.
+    Avx512,
+    /// AArch64 Advanced SIMD: four 2-lane registers per vector.
+    Neon,
+}
+
+impl Isa {
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
+        }
+    }
+
+    /// Whether this CPU can run this path.
+    pub fn is_available(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => x86::Avx2::new().is_some(),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => x86::Avx512::new().is_some(),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => true,
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// Every path this CPU can run, fastest last.
+    pub fn available() -> Vec<Isa> {
+        [Isa::Scalar, Isa::Neon, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(|i| i.is_available())
+            .collect()
+    }
+
+    /// The fastest path this CPU can run.
+    pub fn detect() -> Isa {
+        *Isa::available().last().expect("scalar is always available")
+    }
+}
+
+impl std::fmt::Display for Isa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Isa {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "scalar" => Ok(Isa::Scalar),
+            "avx2" => Ok(Isa::Avx2),
+            "avx512" => Ok(Isa::Avx512),
+            "neon" => Ok(Isa::Neon),
+            other => Err(crate::Error::usage(format!(
+                "unknown instruction set '{other}' (scalar, avx2, avx512, neon)"
+            ))),
+        }
+    }
+}
+
+/// A vector of eight f64 lanes on one instruction set. The implementing type is a
+/// zero-sized token that exists only once the CPU is known to support the instructions,
+/// so its (inlined) methods may use them.
+///
+/// Contract, shared by every implementation: each arithmetic method is the lane-wise IEEE
+/// binary64 operation with round-to-nearest-even (`fma` with a single rounding); loads
+/// widen exactly; `store_f32` rounds to nearest-even; `store_f16`/`store_bf16` round each
+/// lane correctly (nearest-even) to the 16-bit format, NaN staying NaN.
+pub trait Simd: Copy + Send + Sync {
+    type V: Copy;
+    fn splat(self, v: f64) -> Self::V;
+    fn load_lanes(self, a: [f64; 8]) -> Self::V;
+    fn to_array(self, v: Self::V) -> [f64; 8];
+    fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V;
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V;
+    /// a·b + c with one rounding.
+    fn fma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    fn load_f32(self, src: &[f32; 8]) -> Self::V;
+    fn load_f16(self, src: &[u16; 8]) -> Self::V;
+    fn load_bf16(self, src: &[u16; 8]) -> Self::V;
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]);
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]);
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]);
+    /// `store_f32` with a non-temporal hint (the data bypasses the caches); `dst` must be
+    /// 16-byte aligned. Call `fence` before other threads read what was streamed.
+    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) {
+        self.store_f32(v, dst)
+    }
+    /// `store_f16` with a non-temporal hint; `dst` must be 16-byte aligned.
+    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) {
+        self.store_f16(v, dst)
+    }
+    /// `store_bf16` with a non-temporal hint; `dst` must be 16-byte aligned.
+    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) {
+        self.store_bf16(v, dst)
+    }
+    /// Orders the streamed stores before later stores.
+    fn fence(self) {}
+    /// Bit l set where lane l's bit pattern, in its low `half_bit + 1` bits, is within `k`
+    /// of `1 << half_bit`: an f64 within k ulps of a rounding midpoint of a format whose
+    /// significand has 52 − half_bit bits (in its normal range).
+    fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8;
+}
+
+/// The scalar definition of [`Simd::near_midpoint`] for one lane.
+#[inline(always)]
+pub fn near_midpoint_lane(x: f64, half_bit: u32, k: u64) -> bool {
+    let low = x.to_bits() & ((2u64 << half_bit) - 1);
+    low.abs_diff(1u64 << half_bit) <= k
+}
+
+/// The portable path: plain arrays, `f64::mul_add` (a true fused multiply-add on every
+/// target). Also the specification the vector paths are tested against.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scalar;
+
+impl Simd for Scalar {
+    type V = [f64; 8];
+    #[inline(always)]
+    fn splat(self, v: f64) -> [f64; 8] {
+        [v; 8]
+    }
+    #[inline(always)]
+    fn load_lanes(self, a: [f64; 8]) -> [f64; 8] {
+        a
+    }
+    #[inline(always)]
+    fn to_array(self, v: [f64; 8]) -> [f64; 8] {
+        v
+    }
+    #[inline(always)]
+    fn add(self, a: [f64; 8], b: [f64; 8]) -> [f64; 8] {
+        std::array::from_fn(|k| a[k] + b[k])
+    }
+    #[inline(always)]
+    fn sub(self, a: [f64; 8], b: [f64; 8]) -> [f64; 8] {
+        std::array::from_fn(|k| a[k] - b[k])
+    }
+    #[inline(always)]
+    fn mul(self, a: [f64; 8], b: [f64; 8]) -> [f64; 8] {
+        std::array::from_fn(|k| a[k] * b[k])
+    }
+    #[inline(always)]
+    fn fma(self, a: [f64; 8], b: [f64; 8], c: [f64; 8]) -> [f64; 8] {
+        std::array::from_fn(|k| a[k].mul_add(b[k], c[k]))
+    }
+    #[inline(always)]
+    fn load_f32(self, src: &[f32; 8]) -> [f64; 8] {
+        src.map(f64::from)
+    }
+    #[inline(always)]
+    fn load_f16(self, src: &[u16; 8]) -> [f64; 8] {
+        src.map(|b| half::f16::from_bits(b).to_f64())
+    }
+    #[inline(always)]
+    fn load_bf16(self, src: &[u16; 8]) -> [f64; 8] {
+        src.map(|b| f32::from_bits((b as u32) << 16) as f64)
+    }
+    #[inline(always)]
+    fn store_f32(self, v: [f64; 8], dst: &mut [f32; 8]) {
+        *dst = v.map(|x| x as f32);
+    }
+    #[inline(always)]
+    fn store_f16(self, v: [f64; 8], dst: &mut [u16; 8]) {
+        *dst = v.map(|x| f16_bits_from_odd_f32(f32_round_to_odd(x)));
+    }
+    #[inline(always)]
+    fn store_bf16(self, v: [f64; 8], dst: &mut [u16; 8]) {
+        *dst = v.map(|x| bf16_bits_from_odd_f32(f32_round_to_odd(x).to_bits()));
+    }
+    #[inline(always)]
+    fn near_midpoint(self, v: [f64; 8], half_bit: u32, k: u64) -> u8 {
+        v.iter().enumerate().fold(0u8, |m, (l, &x)| {
+            m | ((near_midpoint_lane(x, half_bit, k) as u8) << l)
+        })
+    }
+}
+
+/// x rounded to f32 toward zero, with the last significand bit set when that was inexact
+/// ("round to odd"). Overflow gives ±f32::MAX (odd), NaN stays NaN.
+#[inline(always)]
+pub fn f32_round_to_odd(x: f64) -> f32 {
+    let nearest = x as f32;
+    let back = nearest as f64;
+    if back == x {
+        return nearest;
+    }
+    let mut bits = nearest.to_bits();
+    if back.abs() > x.abs() {
+        // Rounded away from zero: step one value back toward zero (same sign, so the bit
+        // pattern decreases by one; ±∞ steps to ±MAX).
+        bits -= 1;
+    }
+    f32::from_bits(bits | 1)
+}
+
+/// f16 bits nearest (ties to even) to an f32; exact for the f64 it came from when the f32
+/// was rounded to odd.
+#[inline(always)]
+pub fn f16_bits_from_odd_f32(x: f32) -> u16 {
+    half::f16::from_f32(x).to_bits()
+}
+
+/// bf16 bits nearest (ties to even) to the f32 with these bits; a NaN stays a quiet NaN.
+#[inline(always)]
+pub fn bf16_bits_from_odd_f32(bits: u32) -> u16 {
+    if bits & 0x7fff_ffff > 0x7f80_0000 {
+        return ((bits >> 16) | 0x0040) as u16;
+    }
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::Dtype;
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+
+    /// f64 values that stress the narrowing: random bit patterns, values next to the
+    /// midpoints of the narrow formats, subnormals, overflow thresholds, signed zeros.
+    fn stress_values() -> Vec<f64> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut v = vec![0.0, -0.0, 65504.0, 65520.0, 65519.99, f64::MAX, -f64::MAX];
+        for dt in [Dtype::F16, Dtype::BF16, Dtype::F32] {
+            for _ in 0..20_000 {
+                let b = rng.next_u64() & ((1u64 << dt.bits()) - 1);
+                if !dt.is_finite(b) {
+                    continue;
+                }
+                let a = dt.to_f64(b);
+                let m = dt.midpoint(b, dt.next_up(b));
+                for w in [a, m, m.next_up(), m.next_down(), (a + m) / 2.0] {
+                    if w.is_finite() {
+                        v.push(w);
+                    }
+                }
+            }
+        }
+        for _ in 0..20_000 {
+            let x = f64::from_bits(rng.next_u64());
+            if x.is_finite() {
+                v.push(x);
+            }
+            let e = (rng.next_u32() % 320) as i32 - 160;
+            v.push((1.0 + (rng.next_u64() >> 12) as f64 * 2f64.powi(-52)) * 2f64.powi(e));
+        }
+        v
+    }
+
+    #[test]
+    fn scalar_narrowing_is_correct_rounding() {
+        for x in stress_values() {
+            for dt in [Dtype::F16, Dtype::BF16, Dtype::F32] {
+                let want = dt.round_f64(x);
+                let mut dst = [0u16; 8];
+                let got = match dt {
+                    Dtype::F16 => {
+                        Scalar.store_f16([x; 8], &mut dst);
+                        dst[0] as u64
+                    }
+                    Dtype::BF16 => {
+                        Scalar.store_bf16([x; 8], &mut dst);
+                        dst[0] as u64
+                    }
+                    _ => {
+                        let mut d32 = [0f32; 8];
+                        Scalar.store_f32([x; 8], &mut d32);
+                        d32[0].to_bits() as u64
+                    }
+                };
+                assert_eq!(got, want, "{dt} {x:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn nan_stays_nan_when_narrowed() {
+        for nan in [f64::NAN, -f64::NAN, f64::from_bits(0x7fff_ffff_ffff_ffff)] {
+            let mut h = [0u16; 8];
+            Scalar.store_bf16([nan; 8], &mut h);
+            assert!(Dtype::BF16.is_nan(h[0] as u64), "{:x}", h[0]);
+            Scalar.store_f16([nan; 8], &mut h);
+            assert!(Dtype::F16.is_nan(h[0] as u64), "{:x}", h[0]);
+        }
+    }
+
+    /// Every vector path against the scalar specification, bit for bit.
+    #[test]
+    fn vector_paths_match_scalar_bit_for_bit() {
+        let vals = stress_values();
+        for isa in Isa::available() {
+            for chunk in vals.chunks_exact(8) {
+                let a: [f64; 8] = chunk.try_into().unwrap();
+                let b: [f64; 8] = std::array::from_fn(|k| chunk[(k + 3) % 8] * 0.75);
+                let c: [f64; 8] = std::array::from_fn(|k| -chunk[(k + 5) % 8]);
+                let want = run_ops(Scalar, a, b, c);
+                let got = match isa {
+                    Isa::Scalar => want.clone(),
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx2 => x86::Avx2::new().unwrap().with(|s| run_ops(s, a, b, c)),
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx512 => x86::Avx512::new().unwrap().with(|s| run_ops(s, a, b, c)),
+                    #[cfg(target_arch = "aarch64")]
+                    Isa::Neon => neon::Neon::new().with(|s| run_ops(s, a, b, c)),
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!(),
+                };
+                assert_eq!(got, want, "{isa} on {a:?}");
+            }
+        }
+    }
+
+    /// Every method once, results as bits (NaN payloads included).
+    fn run_ops<S: Simd>(s: S, a: [f64; 8], b: [f64; 8], c: [f64; 8]) -> Vec<u64> {
+        let (va, vb, vc) = (s.load_lanes(a), s.load_lanes(b), s.load_lanes(c));
+        let mut out: Vec<u64> = Vec::new();
+        for v in [
+            s.add(va, vb),
+            s.sub(va, vb),
+            s.mul(va, vb),
+            s.fma(va, vb, vc),
+            s.splat(a[3]),
+        ] {
+            out.extend(s.to_array(v).map(f64::to_bits));
+        }
+        let (mut h, mut f) = ([0u16; 8], [0f32; 8]);
+        s.store_f16(va, &mut h);
+        out.extend(h.map(u64::from));
+        let back = s.to_array(s.load_f16(&h));
+        out.extend(back.map(f64::to_bits));
+        s.store_bf16(va, &mut h);
+        out.extend(h.map(u64::from));
+        out.extend(s.to_array(s.load_bf16(&h)).map(f64::to_bits));
+        s.store_f32(va, &mut f);
+        out.extend(f.map(|x| x.to_bits() as u64));
+        out.extend(s.to_array(s.load_f32(&f)).map(f64::to_bits));
+        for half_bit in [28, 41, 44] {
+            for k in [0, 16] {
+                out.push(s.near_midpoint(va, half_bit, k) as u64);
+                out.push(s.near_midpoint(vc, half_bit, k) as u64);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,392 @@
+//! AVX2 and AVX-512 implementations of the eight-lane vector.
+//!
+//! Every method is `#[inline(always)]` and only ever runs inlined into a function compiled
+//! with the matching `#[target_feature]` (see [`Avx2::vectorize`], [`Avx512::vectorize`]);
+//! the tokens are constructed only after runtime detection, which is what makes the
+//! `unsafe` intrinsic calls sound.
+
+use super::Simd;
+use crate::kernels::Vectorized;
+use std::arch::x86_64::*;
+
+/// AVX2 + FMA + F16C: eight lanes as two 4-lane registers (lanes 0–3, 4–7).
+#[derive(Debug, Clone, Copy)]
+pub struct Avx2(());
+
+/// AVX-512F (+ AVX2, FMA, F16C): eight lanes in one register.
+#[derive(Debug, Clone, Copy)]
+pub struct Avx512(());
+
+impl Avx2 {
+    pub fn new() -> Option<Self> {
+        (is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && is_x86_feature_detected!("f16c"))
+        .then_some(Avx2(()))
+    }
+
+    /// Runs `k` compiled for AVX2 + FMA + F16C.
+    #[inline]
+    pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn inner<K: Vectorized>(s: Avx2, k: K) -> K::Output {
+            k.run(s)
+        }
+        // SAFETY: the token exists only when the CPU has these features.
+        unsafe { inner(self, k) }
+    }
+
+    /// Runs a closure with the token (for tests; not necessarily inlined).
+    pub fn with<R>(self, f: impl FnOnce(Self) -> R) -> R {
+        f(self)
+    }
+}
+
+impl Avx512 {
+    pub fn new() -> Option<Self> {
+        (is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && is_x86_feature_detected!("f16c"))
+        .then_some(Avx512(()))
+    }
+
+    /// Runs `k` compiled for AVX-512F + AVX2 + FMA + F16C.
+    #[inline]
+    pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
+        #[target_feature(enable = "avx512f,avx2,fma,f16c")]
+        unsafe fn inner<K: Vectorized>(s: Avx512, k: K) -> K::Output {
+            k.run(s)
+        }
+        // SAFETY: the token exists only when the CPU has these features.
+        unsafe { inner(self, k) }
+    }
+
+    /// Runs a closure with the token (for tests; not necessarily inlined).
+    pub fn with<R>(self, f: impl FnOnce(Self) -> R) -> R {
+        f(self)
+    }
+}
+
+/// The low 32 bits of each 64-bit lane of a 4-lane compare mask: a 4-lane 32-bit mask.
+#[inline(always)]
+unsafe fn narrow_mask(m: __m256d) -> __m128i {
+    let lo = _mm_castpd_ps(_mm256_castpd256_pd128(m));
+    let hi = _mm_castpd_ps(_mm256_extractf128_pd::<1>(m));
+    _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(lo, hi))
+}
+
+/// Four f64 lanes rounded to f32 to odd (see `f32_round_to_odd`), as f32 bits: round to
+/// nearest, step back toward zero where that rounded away from zero, set the last bit
+/// where inexact.
+#[inline(always)]
+unsafe fn odd_f32_bits_x4(v: __m256d) -> __m128i {
+    let nearest = _mm256_cvtpd_ps(v);
+    let back = _mm256_cvtps_pd(nearest);
+    let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fff_ffff_ffff_ffff));
+    let away = _mm256_cmp_pd::<_CMP_GT_OQ>(_mm256_and_pd(back, abs), _mm256_and_pd(v, abs));
+    let inexact = _mm256_cmp_pd::<_CMP_NEQ_UQ>(back, v);
+    // A true compare lane is −1: adding it steps the bit pattern one toward zero.
+    let bits = _mm_add_epi32(_mm_castps_si128(nearest), narrow_mask(away));
+    _mm_or_si128(bits, _mm_and_si128(narrow_mask(inexact), _mm_set1_epi32(1)))
+}
+
+/// Eight f32 (bits, rounded to odd) to f16 with round-to-nearest-even.
+#[inline(always)]
+unsafe fn store_f16_from_odd(bits: __m256i, dst: &mut [u16; 8]) {
+    _mm_storeu_si128(dst.as_mut_ptr() as *mut __m128i, f16_from_odd(bits));
+}
+
+/// Eight f32 (bits, rounded to odd) to bf16 with round-to-nearest-even; NaN stays quiet NaN
+/// (the same integer recipe as `bf16_bits_from_odd_f32`).
+#[inline(always)]
+unsafe fn store_bf16_from_odd(bits: __m256i, dst: &mut [u16; 8]) {
+    _mm_storeu_si128(dst.as_mut_ptr() as *mut __m128i, bf16_from_odd(bits));
+}
+
+/// 16 bytes streamed (`dst` 16-byte aligned).
+#[inline(always)]
+unsafe fn stream_u16x8(h: __m128i, dst: &mut [u16; 8]) {
+    debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
+    _mm_stream_si128(dst.as_mut_ptr() as *mut __m128i, h);
+}
+
+/// Eight f32 (bits, rounded to odd) to bf16 bits, rounded to nearest-even.
+#[inline(always)]
+unsafe fn bf16_from_odd(bits: __m256i) -> __m128i {
+    let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
+    let is_nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f80_0000));
+    let lsb = _mm256_and_si256(_mm256_srli_epi32::<16>(bits), _mm256_set1_epi32(1));
+    let biased = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb);
+    let rounded = _mm256_srli_epi32::<16>(biased);
+    let quiet = _mm256_or_si256(_mm256_srli_epi32::<16>(bits), _mm256_set1_epi32(0x40));
+    let out = _mm256_blendv_epi8(rounded, quiet, is_nan);
+    // Pack 8 × u32 (each < 2^16) to u16: per 128-bit half, then gather the two halves.
+    let packed = _mm256_packus_epi32(out, _mm256_setzero_si256());
+    let gathered = _mm256_permute4x64_epi64::<0b00_00_10_00>(packed);
+    _mm256_castsi256_si128(gathered)
+}
+
+/// Eight f32 streamed as two 16-byte non-temporal stores (`dst` 16-byte aligned).
+#[inline(always)]
+unsafe fn stream_f32x8(f: __m256, dst: &mut [f32; 8]) {
+    debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
+    _mm_stream_ps(dst.as_mut_ptr(), _mm256_castps256_ps128(f));
+    _mm_stream_ps(dst.as_mut_ptr().add(4), _mm256_extractf128_ps::<1>(f));
+}
+
+/// Eight f32 (bits, rounded to odd) to f16, rounded to nearest-even.
+#[inline(always)]
+unsafe fn f16_from_odd(bits: __m256i) -> __m128i {
+    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(bits))
+}
+
+/// Eight bf16 bit patterns widened to f32 (exact: a bf16 is the top half of an f32).
+#[inline(always)]
+unsafe fn bf16_to_f32x8(src: &[u16; 8]) -> __m256 {
+    let h = _mm_loadu_si128(src.as_ptr() as *const __m128i);
+    _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(h)))
+}
+
+#[inline(always)]
+unsafe fn split_f32x8(f: __m256) -> (__m256d, __m256d) {
+    (
+        _mm256_cvtps_pd(_mm256_castps256_ps128(f)),
+        _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)),
+    )
+}
+
+// SAFETY (all methods below): the token proves the CPU supports AVX2 + FMA + F16C, and the
+// methods run inlined into `vectorize`'s target-feature function; pointer accesses stay
+// within the eight-element arrays.
+impl Simd for Avx2 {
+    type V = (__m256d, __m256d);
+    #[inline(always)]
+    fn splat(self, v: f64) -> Self::V {
+        unsafe { (_mm256_set1_pd(v), _mm256_set1_pd(v)) }
+    }
+    #[inline(always)]
+    fn load_lanes(self, a: [f64; 8]) -> Self::V {
+        unsafe {
+            (
+                _mm256_loadu_pd(a.as_ptr()),
+                _mm256_loadu_pd(a.as_ptr().add(4)),
+            )
+        }
+    }
+    #[inline(always)]
+    fn to_array(self, v: Self::V) -> [f64; 8] {
+        let mut a = [0.0; 8];
+        unsafe {
+            _mm256_storeu_pd(a.as_mut_ptr(), v.0);
+            _mm256_storeu_pd(a.as_mut_ptr().add(4), v.1);
+        }
+        a
+    }
+    #[inline(always)]
+    fn add(self, a: Self::V, b: Self::V) -> Self::V {
+        unsafe { (_mm256_add_pd(a.0, b.0), _mm256_add_pd(a.1, b.1)) }
+    }
+    #[inline(always)]
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V {
+        unsafe { (_mm256_sub_pd(a.0, b.0), _mm256_sub_pd(a.1, b.1)) }
+    }
+    #[inline(always)]
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V {
+        unsafe { (_mm256_mul_pd(a.0, b.0), _mm256_mul_pd(a.1, b.1)) }
+    }
+    #[inline(always)]
+    fn fma(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+        unsafe {
+            (
+                _mm256_fmadd_pd(a.0, b.0, c.0),
+                _mm256_fmadd_pd(a.1, b.1, c.1),
+            )
+        }
+    }
+    #[inline(always)]
+    fn load_f32(self, src: &[f32; 8]) -> Self::V {
+        unsafe { split_f32x8(_mm256_loadu_ps(src.as_ptr())) }
+    }
+    #[inline(always)]
+    fn load_f16(self, src: &[u16; 8]) -> Self::V {
+        unsafe {
+            let h = _mm_loadu_si128(src.as_ptr() as *const __m128i);
+            split_f32x8(_mm256_cvtph_ps(h))
+        }
+    }
+    #[inline(always)]
+    fn load_bf16(self, src: &[u16; 8]) -> Self::V {
+        unsafe { split_f32x8(bf16_to_f32x8(src)) }
+    }
+    #[inline(always)]
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) {
+        unsafe {
+            let f = _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0));
+            _mm256_storeu_ps(dst.as_mut_ptr(), f);
+        }
+    }
+    #[inline(always)]
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) {
+        unsafe {
+            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
+            store_f16_from_odd(bits, dst);
+        }
+    }
+    #[inline(always)]
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) {
+        unsafe {
+            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
+            store_bf16_from_odd(bits, dst);
+        }
+    }
+    #[inline(always)]
+    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) {
+        unsafe {
+            stream_f32x8(
+                _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0)),
+                dst,
+            )
+        }
+    }
+    #[inline(always)]
+    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) {
+        unsafe {
+            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
+            stream_u16x8(f16_from_odd(bits), dst);
+        }
+    }
+    #[inline(always)]
+    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) {
+        unsafe {
+            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
+            stream_u16x8(bf16_from_odd(bits), dst);
+        }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        unsafe { _mm_sfence() }
+    }
+    #[inline(always)]
+    fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8 {
+        unsafe { near_midpoint_x4(v.0, half_bit, k) | (near_midpoint_x4(v.1, half_bit, k) << 4) }
+    }
+}
+
+/// Four lanes of `near_midpoint`: low bits − (midpoint − k) must lie in [0, 2k].
+#[inline(always)]
+unsafe fn near_midpoint_x4(v: __m256d, half_bit: u32, k: u64) -> u8 {
+    let low = _mm256_and_si256(
+        _mm256_castpd_si256(v),
+        _mm256_set1_epi64x(((2u64 << half_bit) - 1) as i64),
+    );
+    let shifted = _mm256_sub_epi64(low, _mm256_set1_epi64x(((1u64 << half_bit) - k) as i64));
+    let below = _mm256_cmpgt_epi64(_mm256_setzero_si256(), shifted);
+    let above = _mm256_cmpgt_epi64(shifted, _mm256_set1_epi64x((2 * k) as i64));
+    let outside = _mm256_or_si256(below, above);
+    (!_mm256_movemask_pd(_mm256_castsi256_pd(outside)) & 0xf) as u8
+}
+
+/// Eight f64 lanes rounded to f32 to odd, as f32 bits: the hardware rounds toward zero,
+/// the last bit is set where that was inexact.
+#[inline(always)]
+unsafe fn odd_f32_bits_x8(v: __m512d) -> __m256i {
+    let toward_zero = _mm512_cvt_roundpd_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(v);
+    let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(_mm512_cvtps_pd(toward_zero), v);
+    let ones = _mm512_castsi512_si256(_mm512_maskz_set1_epi32(inexact as __mmask16, 1));
+    _mm256_or_si256(_mm256_castps_si256(toward_zero), ones)
+}
+
+// SAFETY (all methods below): the token proves the CPU supports AVX-512F + AVX2 + FMA +
+// F16C, and the methods run inlined into `vectorize`'s target-feature function; pointer
+// accesses stay within the eight-element arrays.
+impl Simd for Avx512 {
+    type V = __m512d;
+    #[inline(always)]
+    fn splat(self, v: f64) -> __m512d {
+        unsafe { _mm512_set1_pd(v) }
+    }
+    #[inline(always)]
+    fn load_lanes(self, a: [f64; 8]) -> __m512d {
+        unsafe { _mm512_loadu_pd(a.as_ptr()) }
+    }
+    #[inline(always)]
+    fn to_array(self, v: __m512d) -> [f64; 8] {
+        let mut a = [0.0; 8];
+        unsafe { _mm512_storeu_pd(a.as_mut_ptr(), v) };
+        a
+    }
+    #[inline(always)]
+    fn add(self, a: __m512d, b: __m512d) -> __m512d {
+        unsafe { _mm512_add_pd(a, b) }
+    }
+    #[inline(always)]
+    fn sub(self, a: __m512d, b: __m512d) -> __m512d {
+        unsafe { _mm512_sub_pd(a, b) }
+    }
+    #[inline(always)]
+    fn mul(self, a: __m512d, b: __m512d) -> __m512d {
+        unsafe { _mm512_mul_pd(a, b) }
+    }
+    #[inline(always)]
+    fn fma(self, a: __m512d, b: __m512d, c: __m512d) -> __m512d {
+        unsafe { _mm512_fmadd_pd(a, b, c) }
+    }
+    #[inline(always)]
+    fn load_f32(self, src: &[f32; 8]) -> __m512d {
+        unsafe { _mm512_cvtps_pd(_mm256_loadu_ps(src.as_ptr())) }
+    }
+    #[inline(always)]
+    fn load_f16(self, src: &[u16; 8]) -> __m512d {
+        unsafe {
+            let h = _mm_loadu_si128(src.as_ptr() as *const __m128i);
+            _mm512_cvtps_pd(_mm256_cvtph_ps(h))
+        }
+    }
+    #[inline(always)]
+    fn load_bf16(self, src: &[u16; 8]) -> __m512d {
+        unsafe { _mm512_cvtps_pd(bf16_to_f32x8(src)) }
+    }
+    #[inline(always)]
+    fn store_f32(self, v: __m512d, dst: &mut [f32; 8]) {
+        unsafe { _mm256_storeu_ps(dst.as_mut_ptr(), _mm512_cvtpd_ps(v)) }
+    }
+    #[inline(always)]
+    fn store_f16(self, v: __m512d, dst: &mut [u16; 8]) {
+        unsafe { store_f16_from_odd(odd_f32_bits_x8(v), dst) }
+    }
+    #[inline(always)]
+    fn store_bf16(self, v: __m512d, dst: &mut [u16; 8]) {
+        unsafe { store_bf16_from_odd(odd_f32_bits_x8(v), dst) }
+    }
+    #[inline(always)]
+    fn stream_f32(self, v: __m512d, dst: &mut [f32; 8]) {
+        unsafe { stream_f32x8(_mm512_cvtpd_ps(v), dst) }
+    }
+    #[inline(always)]
+    fn stream_f16(self, v: __m512d, dst: &mut [u16; 8]) {
+        unsafe { stream_u16x8(f16_from_odd(odd_f32_bits_x8(v)), dst) }
+    }
+    #[inline(always)]
+    fn stream_bf16(self, v: __m512d, dst: &mut [u16; 8]) {
+        unsafe { stream_u16x8(bf16_from_odd(odd_f32_bits_x8(v)), dst) }
+    }
+    #[inline(always)]
+    fn fence(self) {
+        unsafe { _mm_sfence() }
+    }
+    #[inline(always)]
+    fn near_midpoint(self, v: __m512d, half_bit: u32, k: u64) -> u8 {
+        // low + (k − half) wraps below zero unless low ≥ half − k; then it is ≤ 2k exactly
+        // when low ≤ half + k.
+        unsafe {
+            let low = _mm512_and_si512(
+                _mm512_castpd_si512(v),
+                _mm512_set1_epi64(((2u64 << half_bit) - 1) as i64),
+            );
+            let offset = k.wrapping_sub(1u64 << half_bit) as i64;
+            let shifted = _mm512_add_epi64(low, _mm512_set1_epi64(offset));
+            _mm512_cmple_epu64_mask(shifted, _mm512_set1_epi64((2 * k) as i64))
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The native kernels against a high-precision reference (exact rational statistics, a
+//! 1024-bit square root, one correct rounding) on a seeded battery of row families:
+//! every element within one ulp, and nearly all correctly rounded.
+
+mod common;
+
+use common::{battery, reference_row};
+use normoracle::adapters::native::Native;
+use normoracle::adapters::Kernel;
+use normoracle::dtype::Dtype;
+use normoracle::problem::{Eps, EpsConvention, Op, Problem};
+use std::collections::BTreeMap;
+
+#[derive(Default, Debug)]
+struct Tally {
+    total: u64,
+    correctly_rounded: u64,
+    worst_ulps: u64,
+    worst_case: String,
+}
+
+fn judge_battery(op: Op, dt: Dtype, seed: u64, rows_each: usize) -> BTreeMap<&'static str, Tally> {
+    let mut by_family: BTreeMap<&'static str, Tally> = BTreeMap::new();
+    for row in battery(dt, seed, rows_each) {
+        let d = row.x.len();
+        let problem = Problem {
+            op,
+            dtype: dt,
+            eps: Eps::from_f32(row.eps).unwrap(),
+            convention: EpsConvention::Inside,
+            rows: 1,
+            d,
+            x: row.x.clone(),
+            gamma: row.gamma.clone(),
+            beta: row.beta.clone(),
+        };
+        let got = Native::default().run(&problem).unwrap();
+        let want = reference_row(
+            op,
+            dt,
+            &row.x,
+            row.gamma.as_deref(),
+            row.beta.as_deref(),
+            row.eps,
+        );
+        let t = by_family.entry(row.family).or_default();
+        for i in 0..d {
+            assert!(
+                !dt.is_nan(got[i]),
+                "{op} {dt} {} d={d}: NaN at {i}",
+                row.family
+            );
+            let ulps = dt.ulp_distance(got[i], want[i]);
+            t.total += 1;
+            t.correctly_rounded += (ulps == 0) as u64;
+            if ulps > t.worst_ulps {
+                t.worst_ulps = ulps;
+                t.worst_case = format!(
+                    "d={d} i={i} x={} got {} want {} eps={:e} gamma={} beta={}",
+                    dt.hex(row.x[i]),
+                    dt.hex(got[i]),
+                    dt.hex(want[i]),
+                    row.eps,
+                    row.gamma.is_some(),
+                    row.beta.is_some()
+                );
+            }
+        }
+    }
+    by_family
+}
+
+fn check(op: Op, dt: Dtype, min_correctly_rounded: f64) {
+    let rows_each = if std::env::var_os("NORMORACLE_LONG").is_some() {
+        40
+    } else {
+        3
+    };
+    let tallies = judge_battery(op, dt, 0x5eed_0000 + dt.bits() as u64, rows_each);
+    let (mut total, mut cr) = (0, 0);
+    for (family, t) in &tallies {
+        eprintln!(
+            "{op} {dt} {family:>9}: {}/{} correctly rounded, worst {} ulp {}",
+            t.correctly_rounded, t.total, t.worst_ulps, t.worst_case
+        );
+        assert!(t.worst_ulps <= 1, "{op} {dt} {family}: {t:?}");
+        total += t.total;
+        cr += t.correctly_rounded;
+    }
+    let rate = cr as f64 / total as f64;
+    eprintln!(
+        "{op} {dt}: {cr}/{total} = {:.5}% correctly rounded",
+        100.0 * rate
+    );
+    assert!(rate >= min_correctly_rounded, "{op} {dt}: rate {rate}");
+}
+
+#[test]
+fn f32_faithful_and_nearly_always_correctly_rounded() {
+    for op in Op::ALL {
+        check(op, Dtype::F32, 0.999);
+    }
+}
+
+#[test]
+fn f16_faithful_and_nearly_always_correctly_rounded() {
+    for op in Op::ALL {
+        check(op, Dtype::F16, 0.9999);
+    }
+}
+
+#[test]
+fn bf16_faithful_and_nearly_always_correctly_rounded() {
+    for op in Op::ALL {
+        check(op, Dtype::BF16, 0.9999);
+    }
+}
+
+/// Rows whose first eight values (the kernels' first shift) sit far from the mean: the
+/// one-pass statistics must move their shift to keep the variance accurate.
+#[test]
+fn lopsided_rows_keep_their_accuracy() {
+    let d = 32768;
+    for dt in [Dtype::F32, Dtype::BF16] {
+        let mut g = common::Gen::new(dt, 77);
+        let mut x = g.values("standard", d);
+        for v in &mut x[..8] {
+            *v = dt.round_f64(4096.0);
+        }
+        let problem = Problem {
+            op: Op::LayerNorm,
+            dtype: dt,
+            eps: Eps::from_f32(1e-5).unwrap(),
+            convention: EpsConvention::Inside,
+            rows: 1,
+            d,
+            x,
+            gamma: None,
+            beta: None,
+        };
+        let got = Native::default().run(&problem).unwrap();
+        let want = normoracle::exact::reference(&problem).unwrap().y;
+        let off: Vec<usize> = (0..d).filter(|&i| got[i] != want[i]).collect();
+        assert!(
+            off.is_empty(),
+            "{dt}: {} of {d} differ, first {:?}",
+            off.len(),
+            &off[..off.len().min(5)]
+        );
+    }
+}
+
+/// Rows whose exact outputs lie a hair's breadth from a rounding midpoint: z = ±(1 − δ)
+/// with δ far below 2^-53 and β chosen so that γ·1 + β is a midpoint. An f64 computation
+/// lands exactly on the midpoint and would round to even; the kernels must notice and
+/// decide these exactly.
+#[test]
+fn near_ties_are_settled_exactly() {
+    for dt in [Dtype::F32, Dtype::F16, Dtype::BF16] {
+        let p = dt.precision();
+        let k = match dt {
+            Dtype::F16 => 14,
+            _ => 20,
+        };
+        let big = dt.round_f64(2f64.powi(k));
+        let zero = dt.round_f64(0.0);
+        // 1 + 3·2^-p is the midpoint of 1 + 2^(1−p) and 1 + 2^(2−p); −1 + β is not a tie.
+        let beta = dt.round_f64(3.0 * 2f64.powi(-p));
+        for (op, x, d) in [
+            (Op::LayerNorm, vec![zero, big, big, zero], 2),
+            (Op::RmsNorm, vec![big, big], 1),
+        ] {
+            let problem = Problem {
+                op,
+                dtype: dt,
+                eps: Eps::from_f32(1e-12).unwrap(),
+                convention: EpsConvention::Inside,
+                rows: x.len() / d,
+                d,
+                x,
+                gamma: None,
+                beta: Some(vec![beta; d]),
+            };
+            let got = Native::default().run(&problem).unwrap();
+            let want = normoracle::exact::reference(&problem).unwrap().y;
+            assert_eq!(got, want, "{op} {dt}");
+            // The tie is real: the exact value rounds down, an f64 evaluation would not.
+            let above = dt.round_f64(1.0 + 4.0 * 2f64.powi(-p));
+            assert!(
+                got.contains(&dt.round_f64(1.0 + 2.0 * 2f64.powi(-p))),
+                "{op} {dt}"
+            );
+            assert!(!got.contains(&above), "{op} {dt}");
+        }
+    }
+}
