@@ -55,17 +55,42 @@ pub fn normalize_row_f64(
     let scaled = scale_of(q, eps_scaled);
     // A huge constant row: ε·2^-2k underflowed to 0 with q = 0; unscaled, s = √ε.
     let use_scaled = eps_scaled.is_finite() && (scaled > 0.0 || eps == 0.0);
-    let (centred, s) = if use_scaled {
-        (centred, scaled)
+    // The units of c and s: 2^units (scaled) or 1 (unscaled).
+    let (centred, s, units) = if use_scaled {
+        (centred, scaled, k)
     } else {
         let unscaled: Vec<f64> = centred.iter().map(|&c| libm::ldexp(c, k)).collect();
-        (unscaled, scale_of(libm::ldexp(q, 2 * k), eps))
+        (unscaled, scale_of(libm::ldexp(q, 2 * k), eps), 0)
     };
     centred
         .iter()
         .enumerate()
-        .map(|(i, c)| gamma(i) * (c / s) + beta(i))
+        .map(|(i, &c)| {
+            // c again, 2^LIFT larger, from x itself (whose scaled copy may have underflowed).
+            let lifted = || libm::ldexp(x[i], LIFT - units) - libm::ldexp(mean, LIFT + k - units);
+            gain_times_quotient(gamma(i), c, lifted, s) + beta(i)
+        })
         .collect()
+}
+
+/// How far `gain_times_quotient` lifts an underflowing quotient.
+const LIFT: i32 = 1000;
+
+/// γ·(c/s) without losing the quotient to underflow. Where c/s falls below the normal range
+/// (an element tiny beside its row: its scaled copy, or the quotient, underflows) but a
+/// large γ would bring the product back into range — found by fuzzing, f64 rows spanning
+/// 10^300 with γ ≈ 10^216 — the quotient is formed from c·2^LIFT (`lifted`, computed from x)
+/// and the product scaled back. The quotient is then < 2^(LIFT−1021), so nothing overflows.
+fn gain_times_quotient(gamma: f64, c: f64, lifted: impl FnOnce() -> f64, s: f64) -> f64 {
+    let q = c / s;
+    if q.abs() >= f64::MIN_POSITIVE {
+        return gamma * q;
+    }
+    let lifted = lifted();
+    if !lifted.is_finite() {
+        return gamma * q;
+    }
+    libm::ldexp(gamma * (lifted / s), -LIFT)
 }
 
 impl Kernel for ReferenceF64 {

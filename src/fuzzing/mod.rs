@@ -9,7 +9,8 @@
 //! - [`sandbox`]: the files the CLI target's arguments may name.
 //!
 //! The targets, by name (`fuzz/fuzz_targets/<name>.rs`): `kernel_<builtin>_<dtype>` (a
-//! builtin kernel passes the judge), `reference` (the reference equals its slow path),
+//! builtin kernel passes the judge: `reference-f64`, `native`, and `candle-nn` with the
+//! fuzz crate's `candle` feature), `reference` (the reference equals its slow path),
 //! `judge` (arbitrary outputs: no panic, consistent books), `npy` (`npy::parse` of arbitrary
 //! bytes) and `cli` (arbitrary arguments to the binary's parser; checked in the fuzz crate,
 //! which compiles the binary's `cli` module, and by the tests through the binary).
@@ -22,6 +23,7 @@ pub mod seeds;
 use crate::adapters;
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
+use crate::problem::Op;
 pub use checks::Finding;
 
 /// A fuzz target.
@@ -74,17 +76,20 @@ impl Target {
     }
 
     /// The targets the library checks itself: every compiled-in builtin kernel in every
-    /// dtype, the reference, the judge and the `.npy` reader.
+    /// dtype it implements, the reference, the judge and the `.npy` reader.
     pub fn library_checked() -> Vec<Target> {
-        let mut all: Vec<Target> = adapters::builtin_names()
-            .into_iter()
-            .flat_map(|kernel| {
-                Dtype::ALL.map(|dtype| Target::Kernel {
-                    kernel: kernel.to_string(),
-                    dtype,
-                })
-            })
-            .collect();
+        let mut all = Vec::new();
+        for name in adapters::builtin_names() {
+            let kernel = adapters::builtin(name).expect("builtin names resolve");
+            for dtype in Dtype::ALL {
+                if Op::ALL.iter().any(|&op| kernel.supports(op, dtype)) {
+                    all.push(Target::Kernel {
+                        kernel: name.to_string(),
+                        dtype,
+                    });
+                }
+            }
+        }
         all.extend([Target::Reference, Target::Judge, Target::Npy]);
         all
     }
