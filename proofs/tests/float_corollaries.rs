@@ -28,7 +28,7 @@ fn case(
     } else {
         EpsConvention::Inside
     };
-    check_rounded_case(dt, op, convention, &x, e)
+    check_rounded_case(round_exact, dt, op, convention, &x, e)
 }
 
 proptest! {

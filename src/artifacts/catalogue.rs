@@ -75,6 +75,30 @@ fn ellipsoid_concentration(p: &Params) -> crate::Result<Output> {
     Ok(Output::Figure(table, svg))
 }
 
+fn figure(p: &Params, norm: crate::geometry::selectability::NormSpec) -> crate::Result<Output> {
+    use crate::geometry::selectability::figure::{figure_artifact, FigureParams};
+    let params = FigureParams {
+        seed: p.seed,
+        ..FigureParams::paper(norm)
+    };
+    let (table, svg) = figure_artifact(&params)?;
+    Ok(Output::Figure(table, svg))
+}
+
+fn figure1c(p: &Params) -> crate::Result<Output> {
+    figure(p, crate::geometry::selectability::NormSpec::None)
+}
+
+fn figure1d(p: &Params) -> crate::Result<Output> {
+    figure(p, "layernorm".parse()?)
+}
+
+fn eps_counterexample(_p: &Params) -> crate::Result<Output> {
+    Ok(Output::Table(
+        crate::geometry::selectability::counterexamples::eps_counterexample()?.0,
+    ))
+}
+
 /// Every artifact, in the order `--list` prints them.
 pub fn catalogue() -> Vec<Artifact> {
     vec![
@@ -83,6 +107,24 @@ pub fn catalogue() -> Vec<Artifact> {
             description: "the theorem catalogue: id, statement, source, cases tried, verdict (exact arithmetic)",
             machine_independent: true,
             produce: theorems,
+        },
+        Artifact {
+            id: "figure1c",
+            description: "Brody et al. Fig. 1c: unselectable keys of N(0,1) keys, d 3..15 x n 3..60 x 100 runs, both readings, exact certificates, SVG",
+            machine_independent: true,
+            produce: figure1c,
+        },
+        Artifact {
+            id: "figure1d",
+            description: "Brody et al. Fig. 1d: the same keys after LayerNorm (eps = 0): 0 everywhere, proved",
+            machine_independent: true,
+            produce: figure1d,
+        },
+        Artifact {
+            id: "eps-counterexample",
+            description: "keys that LayerNorm with eps > 0 leaves unselectable while eps = 0 does not, with exact certificates",
+            machine_independent: true,
+            produce: eps_counterexample,
         },
         Artifact {
             id: "ellipsoid-example",

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 mod ellipsoid;
 pub mod theorems;
+pub mod unselectable;
 
 /// What a subcommand concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +80,8 @@ pub enum Command {
     Bench(bench::Args),
     /// The LayerNorm output hyperellipsoid (Riechers 2024): normal, axes, certified lengths.
     Ellipsoid(ellipsoid::Args),
+    /// Keys no query can select (Brody et al. 2023, Theorem 1), with exact certificates.
+    Unselectable(unselectable::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
@@ -94,5 +97,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Theorems(args) => theorems::run(args),
         Command::Bench(a) => bench::run(a),
         Command::Ellipsoid(args) => ellipsoid::run(args),
+        Command::Unselectable(a) => unselectable::run(a),
     }
 }

@@ -23,10 +23,11 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     const PRECISION: u32;
     /// Eight values widened (exactly) to f64 lanes.
     fn load<S: Simd>(s: S, src: &[Self; 8]) -> S::V;
-    /// Eight f64 lanes, each rounded to nearest-even in this format.
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8]);
+    /// Eight f64 lanes, each rounded to nearest-even in this format, except perhaps in
+    /// the lanes returned (see [`Simd`]'s contract).
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8]) -> u8;
     /// `store` with a non-temporal hint; `dst` must be 16-byte aligned.
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8]);
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8]) -> u8;
     /// The value with these raw bits (the low `DTYPE.bits()` bits).
     fn from_bits(bits: u64) -> Self;
     fn to_bits(self) -> u64;
@@ -40,11 +41,11 @@ impl Element for f32 {
         s.load_f32(src)
     }
     #[inline(always)]
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8]) {
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8]) -> u8 {
         s.store_f32(v, dst)
     }
     #[inline(always)]
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8]) {
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8]) -> u8 {
         s.stream_f32(v, dst)
     }
     fn from_bits(bits: u64) -> Self {
@@ -78,11 +79,11 @@ impl Element for f16 {
         s.load_f16(bits_of(src))
     }
     #[inline(always)]
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8]) {
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8]) -> u8 {
         s.store_f16(v, bits_of_mut(dst))
     }
     #[inline(always)]
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8]) {
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8]) -> u8 {
         s.stream_f16(v, bits_of_mut(dst))
     }
     fn from_bits(bits: u64) -> Self {
@@ -101,11 +102,11 @@ impl Element for bf16 {
         s.load_bf16(bits_of(src))
     }
     #[inline(always)]
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8]) {
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8]) -> u8 {
         s.store_bf16(v, bits_of_mut(dst))
     }
     #[inline(always)]
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8]) {
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8]) -> u8 {
         s.stream_bf16(v, bits_of_mut(dst))
     }
     fn from_bits(bits: u64) -> Self {

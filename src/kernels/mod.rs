@@ -44,7 +44,9 @@ enum Token {
     #[cfg(target_arch = "x86_64")]
     Avx2(simd::x86::Avx2),
     #[cfg(target_arch = "x86_64")]
-    Avx512(simd::x86::Avx512),
+    Avx512(simd::x86::Avx512<false>),
+    #[cfg(target_arch = "x86_64")]
+    Avx512Bf16(simd::x86::Avx512<true>),
     #[cfg(target_arch = "aarch64")]
     Neon(simd::neon::Neon),
 }
@@ -59,8 +61,12 @@ impl Token {
                 .map(Token::Avx2)
                 .ok_or_else(unavailable),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => simd::x86::Avx512::new()
+            Isa::Avx512 => simd::x86::Avx512::<false>::new()
                 .map(Token::Avx512)
+                .ok_or_else(unavailable),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Bf16 => simd::x86::Avx512::<true>::new()
+                .map(Token::Avx512Bf16)
                 .ok_or_else(unavailable),
             #[cfg(target_arch = "aarch64")]
             Isa::Neon => Ok(Token::Neon(simd::neon::Neon::new())),
@@ -76,6 +82,8 @@ impl Token {
             Token::Avx2(t) => t.vectorize(k),
             #[cfg(target_arch = "x86_64")]
             Token::Avx512(t) => t.vectorize(k),
+            #[cfg(target_arch = "x86_64")]
+            Token::Avx512Bf16(t) => t.vectorize(k),
             #[cfg(target_arch = "aarch64")]
             Token::Neon(t) => t.vectorize(k),
         }

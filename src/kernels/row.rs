@@ -25,13 +25,9 @@
 //! A row whose statistics are not finite (any ±∞ or NaN input) is written as NaN.
 
 use super::element::Element;
-use super::simd::Simd;
+use super::simd::{near_midpoint_lane, Simd, NEAR_TIE_ULPS};
 use crate::exact::{ElementInput, RowKind, RowStats};
 use crate::problem::{EpsConvention, Op};
-
-/// Distance (in f64 ulps of the result) from a rounding midpoint of the output format
-/// below which an element is decided exactly.
-pub(crate) const NEAR_TIE_ULPS: u64 = 16;
 
 /// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
 /// (the partial tail vector, zero-padded, into accumulator 1 through `fold_tail`).
@@ -202,14 +198,13 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
         let g = if G { s.load_lanes(gc[j]) } else { zero };
         let b = if B { s.load_lanes(bc[j]) } else { zero };
         let out = affine::<S, G, B>(s, n.z(s, T::load(s, xv)), g, b);
-        if stream {
-            T::stream(s, out, yv);
+        let flagged = if stream {
+            T::stream(s, out, yv)
         } else {
-            T::store(s, out, yv);
-        }
-        let mask = s.near_midpoint(out, T::HALF_ULP_BIT, NEAR_TIE_ULPS);
-        if mask != 0 {
-            note_lanes(near_ties, j, mask);
+            T::store(s, out, yv)
+        };
+        if flagged != 0 {
+            second_look(s.to_array(out), flagged, yv, 8 * j, near_ties);
         }
     }
     if !xt.is_empty() {
@@ -217,22 +212,32 @@ fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>
         let b = if B { load_padded_f64(s, bt) } else { zero };
         let out = affine::<S, G, B>(s, n.z(s, load_padded(s, xt)), g, b);
         let mut buf = [T::default(); 8];
-        T::store(s, out, &mut buf);
-        yt.copy_from_slice(&buf[..yt.len()]);
         let valid = ((1u16 << yt.len()) - 1) as u8;
-        let mask = s.near_midpoint(out, T::HALF_ULP_BIT, NEAR_TIE_ULPS) & valid;
-        if mask != 0 {
-            note_lanes(near_ties, xc.len(), mask);
+        let flagged = T::store(s, out, &mut buf) & valid;
+        if flagged != 0 {
+            second_look(s.to_array(out), flagged, &mut buf, 8 * xc.len(), near_ties);
         }
+        yt.copy_from_slice(&buf[..yt.len()]);
     }
 }
 
+/// The lanes a store reported: each is rewritten with its correct rounding, and those
+/// within `NEAR_TIE_ULPS` of a midpoint are noted for the exact decision.
 #[cold]
 #[inline(never)]
-fn note_lanes(near_ties: &mut Vec<u32>, j: usize, mask: u8) {
-    for lane in 0..8 {
-        if mask & (1 << lane) != 0 {
-            near_ties.push((8 * j + lane) as u32);
+fn second_look<T: Element>(
+    lanes: [f64; 8],
+    flagged: u8,
+    out: &mut [T; 8],
+    first: usize,
+    near_ties: &mut Vec<u32>,
+) {
+    for (l, (&v, o)) in lanes.iter().zip(out.iter_mut()).enumerate() {
+        if flagged & (1 << l) != 0 {
+            *o = T::from_bits(T::DTYPE.round_f64(v));
+            if v.is_finite() && near_midpoint_lane(v, T::HALF_ULP_BIT, NEAR_TIE_ULPS) {
+                near_ties.push((first + l) as u32);
+            }
         }
     }
 }
@@ -255,6 +260,9 @@ fn settle_near_ties<T: Element>(x: &[T], p: &RowParams<'_>, y: &mut [T], near_ti
             gamma: p.gamma.get(i).copied().unwrap_or(1.0),
             beta: p.beta.get(i).copied().unwrap_or(0.0),
         };
+        if !(input.gamma.is_finite() && input.beta.is_finite()) {
+            continue;
+        }
         let bits = crate::exact::Element::new(&stats, input).round(T::DTYPE);
         y[i] = T::from_bits(bits);
     }

@@ -248,19 +248,23 @@ pub fn check_problem_output(
     Ok(None)
 }
 
-/// The correctly rounded output of an exact one.
-pub fn round_all(dt: Dtype, z: &SurdVec) -> Vec<Rational> {
+/// A rounding of exact values to a format's bits (the definition: [`round_exact`]).
+pub type Rounding = fn(Dtype, &Surd) -> u64;
+
+/// The rounded output of an exact one.
+pub fn round_all(round: Rounding, dt: Dtype, z: &SurdVec) -> Vec<Rational> {
     z.iter()
         .map(|zi| {
-            dt.to_rational(round_exact(dt, zi))
+            dt.to_rational(round(dt, zi))
                 .expect("bounded outputs round to finite values")
         })
         .collect()
 }
 
-/// One case of the catalogue: round the exact output correctly, confirm the error model holds
+/// One case of the catalogue: round the exact output (correctly, with [`round_exact`]), confirm the error model holds
 /// entry by entry (the premise), then the corollaries.
 pub fn check_rounded_case(
+    round: Rounding,
     dt: Dtype,
     op: Op,
     convention: EpsConvention,
@@ -271,7 +275,7 @@ pub fn check_rounded_case(
         return Ok(());
     };
     let model = ErrorModel::correctly_rounded(dt);
-    let y = round_all(dt, &z);
+    let y = round_all(round, dt, &z);
     if let Some(i) = (0..y.len()).find(|&i| !model.admits(&z[i], &y[i])) {
         return Err(format!(
             "{dt}: rounded entry {i} {} is not within u|z| + η of {}",
@@ -298,7 +302,14 @@ fn check(budget: Budget) -> CheckReport {
                     for op in Op::ALL {
                         tally.record(
                             || format!("edge {dt} {op}"),
-                            check_rounded_case(dt, op, EpsConvention::Inside, x, &q(0)),
+                            check_rounded_case(
+                                round_exact,
+                                dt,
+                                op,
+                                EpsConvention::Inside,
+                                x,
+                                &q(0),
+                            ),
                         );
                     }
                 }
@@ -306,6 +317,7 @@ fn check(budget: Budget) -> CheckReport {
             tally.record(
                 || "d = 1".into(),
                 check_rounded_case(
+                    round_exact,
                     Dtype::F32,
                     Op::RmsNorm,
                     EpsConvention::Outside,
@@ -326,7 +338,7 @@ fn check(budget: Budget) -> CheckReport {
             } else {
                 EpsConvention::Outside
             };
-            check_rounded_case(dt, op, convention, &row.values, &eps)
+            check_rounded_case(round_exact, dt, op, convention, &row.values, &eps)
                 .map_err(|e| format!("{} ε={eps}: {e}", row.describe()))
         },
     )
@@ -507,12 +519,13 @@ mod tests {
             for op in Op::ALL {
                 for conv in [EpsConvention::Inside, EpsConvention::Outside] {
                     for eps in [Rational::new(), Rational::from((1, 3))] {
-                        check_rounded_case(dt, op, conv, &x, &eps).unwrap();
+                        check_rounded_case(round_exact, dt, op, conv, &x, &eps).unwrap();
                     }
                 }
             }
         }
         assert!(check_rounded_case(
+            round_exact,
             Dtype::F32,
             Op::LayerNorm,
             EpsConvention::Inside,
@@ -528,7 +541,7 @@ mod tests {
         let eps = Rational::new();
         let m = ErrorModel::correctly_rounded(Dtype::F32);
         let z = normalize(Op::LayerNorm, &x, &eps, EpsConvention::Inside, None, None).unwrap();
-        let y = round_all(Dtype::F32, &z);
+        let y = round_all(round_exact, Dtype::F32, &z);
         check_output(&m, Op::LayerNorm, EpsConvention::Inside, &x, &eps, &y).unwrap();
         // Every entry pushed up by 4 ulps of 1: the mean leaves the bound.
         let shift = Rational::from_f64(pow2(-21)).unwrap();
@@ -556,21 +569,77 @@ mod tests {
     }
 
     #[test]
+    fn bounds_are_inclusive_and_tight_where_derived() {
+        // z = (−1, 1) (LayerNorm, ε = 0, d = 2). y = (−1 + 2t, 1) has mean exactly t;
+        // y = (1 + t)·z has ‖y‖² − d exactly d(2t + t²): both on the bound, so both pass, and a
+        // hair beyond fails.
+        let m = ErrorModel::correctly_rounded(Dtype::F32);
+        let t = m.t();
+        let x = ints(&[-1, 1]);
+        let zero = Rational::new();
+        let check =
+            |y: &[Rational]| check_output(&m, Op::LayerNorm, EpsConvention::Inside, &x, &zero, y);
+        let hair = Rational::from(1) >> 200u32;
+        let on_mean = [
+            Rational::from(-1) + Rational::from(&t * 2u32),
+            Rational::from(1),
+        ];
+        check(&on_mean).unwrap();
+        let past_mean = [on_mean[0].clone() + &hair, on_mean[1].clone() + &hair];
+        assert!(check(&past_mean).unwrap_err().contains("mean"));
+        let grown = Rational::from(1) + &t;
+        let on_norm = [Rational::from(-&grown), grown.clone()];
+        check(&on_norm).unwrap();
+        let past_norm = [Rational::from(-&grown) - &hair, grown + &hair];
+        assert!(check(&past_norm).unwrap_err().contains("‖y‖²"));
+    }
+
+    #[test]
+    fn a_wrong_rounding_breaks_the_premise() {
+        // Rounding one ulp toward −∞ from the correct result leaves u|z| + η.
+        fn one_below(dt: Dtype, z: &Surd) -> u64 {
+            dt.next_down(round_exact(dt, z))
+        }
+        let x = ints(&[1, 2, 4, 8]);
+        let e = check_rounded_case(
+            one_below,
+            Dtype::F32,
+            Op::LayerNorm,
+            EpsConvention::Inside,
+            &x,
+            &Rational::new(),
+        )
+        .unwrap_err();
+        assert!(e.contains("not within"), "{e}");
+        check_rounded_case(
+            round_exact,
+            Dtype::F32,
+            Op::LayerNorm,
+            EpsConvention::Inside,
+            &x,
+            &Rational::new(),
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn problem_outputs() {
         let dt = Dtype::F32;
-        let xs = [1.0f32, 2.0, 4.0, 9.0, 5.0, 5.0, 5.0, 5.0];
+        let xs = [
+            1.0f32, 2.0, 4.0, 9.0, 3.0, -1.0, 0.5, 7.0, 5.0, 5.0, 5.0, 5.0,
+        ];
         let mut problem = Problem {
             op: Op::LayerNorm,
             dtype: dt,
             eps: Eps::from_f32(0.0).unwrap(),
             convention: EpsConvention::Inside,
-            rows: 2,
+            rows: 3,
             d: 4,
             x: xs.iter().map(|v| v.to_bits() as u64).collect(),
             gamma: None,
             beta: None,
         };
-        let exact: Vec<u64> = (0..2)
+        let exact: Vec<u64> = (0..3)
             .flat_map(|r| {
                 let x: Vec<Rational> = problem
                     .row(r)
@@ -604,6 +673,16 @@ mod tests {
             .unwrap()
             .unwrap()
             .starts_with("row 0"));
+        // A faulty second row is reported as row 1; the constant third row has no claim.
+        let mut bad = exact.clone();
+        bad[5] = (2.0f32).to_bits() as u64;
+        assert!(check_problem_output(&problem, &bad, &m)
+            .unwrap()
+            .unwrap()
+            .starts_with("row 1"));
+        let mut free = exact.clone();
+        free[8] = (1.0f32).to_bits() as u64;
+        assert_eq!(check_problem_output(&problem, &free, &m).unwrap(), None);
         assert!(check_problem_output(&problem, &exact[..4], &m).is_err());
         problem.beta = Some(vec![0; 4]);
         assert!(check_problem_output(&problem, &exact, &m).is_err());

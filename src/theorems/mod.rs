@@ -25,6 +25,8 @@ pub mod uniform_attention;
 
 pub mod ellipsoid;
 
+pub mod convex_hull;
+
 /// How hard a theorem's checker should try.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
@@ -80,6 +82,7 @@ pub fn catalogue() -> Vec<TheoremEntry> {
         uniform_attention::entry(),
         float_corollaries::entry(),
         ellipsoid::entry(),
+        convex_hull::entry(),
     ]
 }
 

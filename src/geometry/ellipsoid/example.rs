@@ -4,7 +4,6 @@
 
 use super::decompose::{symmetric_eigen, Threads};
 use super::exact::{self, rational_roots_near, sqrt_text, Secular};
-use super::poly::Poly;
 use super::{analyze, EllipsoidInput, Options};
 use crate::artifacts::format::Table;
 use crate::error::{Error, Result};
@@ -344,11 +343,6 @@ pub fn zero_gain_example() -> Result<WorkedExample> {
         &rats(&[(1, 1), (1, 1), (0, 1)]),
         &rats(&[(0, 1), (0, 1), (0, 1)]),
     )
-}
-
-/// The characteristic polynomial of a worked example's `ΠG²Π`, for callers that want it.
-pub fn gram_char_poly(gain: &[Rational]) -> Poly {
-    exact::char_poly(&exact::gram(gain))
 }
 
 #[cfg(test)]

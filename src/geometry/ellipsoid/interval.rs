@@ -185,28 +185,10 @@ impl Interval {
         }
     }
 
-    /// `min |x|` over the interval (0 when it straddles 0).
-    pub fn mignitude(&self) -> Float {
-        if self.lo.cmp0() != Some(Ordering::Less) {
-            self.lo.clone()
-        } else if self.hi.cmp0() != Some(Ordering::Greater) {
-            Float::with_val(PREC, -&self.hi)
-        } else {
-            Float::new(PREC)
-        }
-    }
-
     /// An upper bound of `x²` over the interval.
     pub fn square_upper(&self) -> Float {
         let m = self.magnitude();
         let (s, _) = Float::with_val_round(PREC, m.square_ref(), Round::Up);
-        s
-    }
-
-    /// A lower bound of `x²` over the interval.
-    pub fn square_lower(&self) -> Float {
-        let m = self.mignitude();
-        let (s, _) = Float::with_val_round(PREC, m.square_ref(), Round::Down);
         s
     }
 }
@@ -325,12 +307,6 @@ impl Interval {
 pub fn add_up(acc: &mut Float, x: &Float) {
     let a = std::mem::replace(acc, Float::new(PREC));
     acc.assign_round(a + x, Round::Up);
-}
-
-/// Adds `x` to `acc` rounding down (for lower bounds of sums of nonnegative terms).
-pub fn add_down(acc: &mut Float, x: &Float) {
-    let a = std::mem::replace(acc, Float::new(PREC));
-    acc.assign_round(a + x, Round::Down);
 }
 
 /// `√x` rounded up, as an f64 rounded up: an f64 upper bound of the exact root.
@@ -457,15 +433,13 @@ mod tests {
     }
 
     #[test]
-    fn squares_bound_from_both_sides() {
+    fn squares_and_roots_round_outward() {
         let x = Interval::point(-2.0).add(&Interval::point(0.5).mul_f64(1.0)); // -1.5
         assert_eq!(x.square_upper(), 2.25);
-        assert_eq!(x.square_lower(), 2.25);
         let both = Interval {
             lo: Float::with_val(PREC, -1),
             hi: Float::with_val(PREC, 2),
         };
-        assert_eq!(both.square_lower(), 0.0);
         assert_eq!(both.square_upper(), 4.0);
         assert_eq!(sqrt_up_f64(&Float::with_val(PREC, 4)), 2.0);
         assert!(sqrt_up_f64(&Float::with_val(PREC, 2)) >= std::f64::consts::SQRT_2);

@@ -23,8 +23,10 @@ pub enum Isa {
     Scalar,
     /// x86-64 AVX2 + FMA + F16C: two 4-lane registers per vector.
     Avx2,
-    /// x86-64 AVX-512F (+ AVX2, FMA, F16C): one 8-lane register per vector.
+    /// x86-64 AVX-512F + VL (+ AVX2, FMA, F16C): one 8-lane register per vector.
     Avx512,
+    /// `Avx512` plus AVX512-BF16, whose f32 → bf16 conversion replaces the integer recipe.
+    Avx512Bf16,
     /// AArch64 Advanced SIMD: four 2-lane registers per vector.
     Neon,
 }
@@ -35,6 +37,7 @@ impl Isa {
             Isa::Scalar => "scalar",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
+            Isa::Avx512Bf16 => "avx512bf16",
             Isa::Neon => "neon",
         }
     }
@@ -46,7 +49,9 @@ impl Isa {
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => x86::Avx2::new().is_some(),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => x86::Avx512::new().is_some(),
+            Isa::Avx512 => x86::Avx512::<false>::new().is_some(),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Bf16 => x86::Avx512::<true>::new().is_some(),
             #[cfg(target_arch = "aarch64")]
             Isa::Neon => true,
             #[allow(unreachable_patterns)]
@@ -56,10 +61,16 @@ impl Isa {
 
     /// Every path this CPU can run, fastest last.
     pub fn available() -> Vec<Isa> {
-        [Isa::Scalar, Isa::Neon, Isa::Avx2, Isa::Avx512]
-            .into_iter()
-            .filter(|i| i.is_available())
-            .collect()
+        [
+            Isa::Scalar,
+            Isa::Neon,
+            Isa::Avx2,
+            Isa::Avx512,
+            Isa::Avx512Bf16,
+        ]
+        .into_iter()
+        .filter(|i| i.is_available())
+        .collect()
     }
 
     /// The fastest path this CPU can run.
@@ -81,9 +92,10 @@ impl std::str::FromStr for Isa {
             "scalar" => Ok(Isa::Scalar),
             "avx2" => Ok(Isa::Avx2),
             "avx512" => Ok(Isa::Avx512),
+            "avx512bf16" => Ok(Isa::Avx512Bf16),
             "neon" => Ok(Isa::Neon),
             other => Err(crate::Error::usage(format!(
-                "unknown instruction set '{other}' (scalar, avx2, avx512, neon)"
+                "unknown instruction set '{other}' (scalar, avx2, avx512, avx512bf16, neon)"
             ))),
         }
     }
@@ -95,8 +107,11 @@ impl std::str::FromStr for Isa {
 ///
 /// Contract, shared by every implementation: each arithmetic method is the lane-wise IEEE
 /// binary64 operation with round-to-nearest-even (`fma` with a single rounding); loads
-/// widen exactly; `store_f32` rounds to nearest-even; `store_f16`/`store_bf16` round each
-/// lane correctly (nearest-even) to the 16-bit format, NaN staying NaN.
+/// widen exactly. A store writes each lane rounded to nearest-even in its format and
+/// returns the lanes that need a second look: every lane within [`NEAR_TIE_ULPS`] f64-ulps
+/// of a rounding midpoint of the format is among them, and only in returned lanes may the
+/// written value be other than the correctly rounded one (callers rewrite those with
+/// [`crate::dtype::Dtype::round_f64`]).
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
     fn splat(self, v: f64) -> Self::V;
@@ -110,20 +125,20 @@ pub trait Simd: Copy + Send + Sync {
     fn load_f32(self, src: &[f32; 8]) -> Self::V;
     fn load_f16(self, src: &[u16; 8]) -> Self::V;
     fn load_bf16(self, src: &[u16; 8]) -> Self::V;
-    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]);
-    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]);
-    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]);
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8;
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8;
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8;
     /// `store_f32` with a non-temporal hint (the data bypasses the caches); `dst` must be
     /// 16-byte aligned. Call `fence` before other threads read what was streamed.
-    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) {
+    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
         self.store_f32(v, dst)
     }
     /// `store_f16` with a non-temporal hint; `dst` must be 16-byte aligned.
-    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) {
+    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
         self.store_f16(v, dst)
     }
     /// `store_bf16` with a non-temporal hint; `dst` must be 16-byte aligned.
-    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) {
+    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
         self.store_bf16(v, dst)
     }
     /// Orders the streamed stores before later stores.
@@ -133,6 +148,15 @@ pub trait Simd: Copy + Send + Sync {
     /// significand has 52 − half_bit bits (in its normal range).
     fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8;
 }
+
+/// Distance (in f64 ulps of the value) from a rounding midpoint of the output format
+/// within which a store reports a lane (and the kernels decide it exactly).
+pub const NEAR_TIE_ULPS: u64 = 16;
+
+/// `half_bit` of [`Simd::near_midpoint`] for f32, f16 and bf16 (52 − significand bits).
+pub const HALF_BIT_F32: u32 = 28;
+pub const HALF_BIT_F16: u32 = 41;
+pub const HALF_BIT_BF16: u32 = 44;
 
 /// The scalar definition of [`Simd::near_midpoint`] for one lane.
 #[inline(always)]
@@ -189,16 +213,19 @@ impl Simd for Scalar {
         src.map(|b| f32::from_bits((b as u32) << 16) as f64)
     }
     #[inline(always)]
-    fn store_f32(self, v: [f64; 8], dst: &mut [f32; 8]) {
+    fn store_f32(self, v: [f64; 8], dst: &mut [f32; 8]) -> u8 {
         *dst = v.map(|x| x as f32);
+        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
     }
     #[inline(always)]
-    fn store_f16(self, v: [f64; 8], dst: &mut [u16; 8]) {
+    fn store_f16(self, v: [f64; 8], dst: &mut [u16; 8]) -> u8 {
         *dst = v.map(|x| f16_bits_from_odd_f32(f32_round_to_odd(x)));
+        self.near_midpoint(v, HALF_BIT_F16, NEAR_TIE_ULPS)
     }
     #[inline(always)]
-    fn store_bf16(self, v: [f64; 8], dst: &mut [u16; 8]) {
+    fn store_bf16(self, v: [f64; 8], dst: &mut [u16; 8]) -> u8 {
         *dst = v.map(|x| bf16_bits_from_odd_f32(f32_round_to_odd(x).to_bits()));
+        self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
     }
     #[inline(always)]
     fn near_midpoint(self, v: [f64; 8], half_bit: u32, k: u64) -> u8 {
@@ -287,16 +314,16 @@ mod tests {
                 let mut dst = [0u16; 8];
                 let got = match dt {
                     Dtype::F16 => {
-                        Scalar.store_f16([x; 8], &mut dst);
+                        let _ = Scalar.store_f16([x; 8], &mut dst);
                         dst[0] as u64
                     }
                     Dtype::BF16 => {
-                        Scalar.store_bf16([x; 8], &mut dst);
+                        let _ = Scalar.store_bf16([x; 8], &mut dst);
                         dst[0] as u64
                     }
                     _ => {
                         let mut d32 = [0f32; 8];
-                        Scalar.store_f32([x; 8], &mut d32);
+                        let _ = Scalar.store_f32([x; 8], &mut d32);
                         d32[0].to_bits() as u64
                     }
                 };
@@ -309,9 +336,9 @@ mod tests {
     fn nan_stays_nan_when_narrowed() {
         for nan in [f64::NAN, -f64::NAN, f64::from_bits(0x7fff_ffff_ffff_ffff)] {
             let mut h = [0u16; 8];
-            Scalar.store_bf16([nan; 8], &mut h);
+            let _ = Scalar.store_bf16([nan; 8], &mut h);
             assert!(Dtype::BF16.is_nan(h[0] as u64), "{:x}", h[0]);
-            Scalar.store_f16([nan; 8], &mut h);
+            let _ = Scalar.store_f16([nan; 8], &mut h);
             assert!(Dtype::F16.is_nan(h[0] as u64), "{:x}", h[0]);
         }
     }
@@ -331,13 +358,25 @@ mod tests {
                     #[cfg(target_arch = "x86_64")]
                     Isa::Avx2 => x86::Avx2::new().unwrap().with(|s| run_ops(s, a, b, c)),
                     #[cfg(target_arch = "x86_64")]
-                    Isa::Avx512 => x86::Avx512::new().unwrap().with(|s| run_ops(s, a, b, c)),
+                    Isa::Avx512 => x86::Avx512::<false>::new()
+                        .unwrap()
+                        .with(|s| run_ops(s, a, b, c)),
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx512Bf16 => x86::Avx512::<true>::new()
+                        .unwrap()
+                        .with(|s| run_ops(s, a, b, c)),
                     #[cfg(target_arch = "aarch64")]
                     Isa::Neon => neon::Neon::new().with(|s| run_ops(s, a, b, c)),
                     #[allow(unreachable_patterns)]
                     _ => unreachable!(),
                 };
-                assert_eq!(got, want, "{isa} on {a:?}");
+                if got != want {
+                    let first = (0..got.len()).find(|&i| got[i] != want[i]).unwrap();
+                    panic!(
+                        "{isa} on {a:?}: entry {first} got {:x} want {:x}",
+                        got[first], want[first]
+                    );
+                }
             }
         }
     }
@@ -356,16 +395,42 @@ mod tests {
             out.extend(s.to_array(v).map(f64::to_bits));
         }
         let (mut h, mut f) = ([0u16; 8], [0f32; 8]);
-        s.store_f16(va, &mut h);
-        out.extend(h.map(u64::from));
-        let back = s.to_array(s.load_f16(&h));
+        let lanes = s.to_array(va);
+        // What a caller keeps: flagged lanes rewritten with the correct rounding, and the
+        // near-tie lanes among them.
+        let settle = |dt: Dtype, flagged: u8, bits: &mut [u64; 8]| {
+            let mut near = 0u8;
+            for l in 0..8 {
+                if flagged & (1 << l) != 0 {
+                    bits[l] = dt.round_f64(lanes[l]);
+                    let half_bit = 52 - dt.precision() as u32;
+                    near |= (near_midpoint_lane(lanes[l], half_bit, NEAR_TIE_ULPS) as u8) << l;
+                }
+            }
+            near
+        };
+        let flagged = s.store_f16(va, &mut h);
+        let mut bits = h.map(u64::from);
+        let near = settle(Dtype::F16, flagged, &mut bits);
+        out.extend(bits);
+        out.push(near as u64);
+        let settled = bits.map(|b| b as u16);
+        let back = s.to_array(s.load_f16(&settled));
         out.extend(back.map(f64::to_bits));
-        s.store_bf16(va, &mut h);
-        out.extend(h.map(u64::from));
-        out.extend(s.to_array(s.load_bf16(&h)).map(f64::to_bits));
-        s.store_f32(va, &mut f);
-        out.extend(f.map(|x| x.to_bits() as u64));
-        out.extend(s.to_array(s.load_f32(&f)).map(f64::to_bits));
+        let flagged = s.store_bf16(va, &mut h);
+        let mut bits = h.map(u64::from);
+        let near = settle(Dtype::BF16, flagged, &mut bits);
+        out.extend(bits);
+        out.push(near as u64);
+        let settled = bits.map(|b| b as u16);
+        out.extend(s.to_array(s.load_bf16(&settled)).map(f64::to_bits));
+        let flagged = s.store_f32(va, &mut f);
+        let mut bits = f.map(|x| x.to_bits() as u64);
+        let near = settle(Dtype::F32, flagged, &mut bits);
+        out.extend(bits);
+        out.push(near as u64);
+        let settled = bits.map(|b| f32::from_bits(b as u32));
+        out.extend(s.to_array(s.load_f32(&settled)).map(f64::to_bits));
         for half_bit in [28, 41, 44] {
             for k in [0, 16] {
                 out.push(s.near_midpoint(va, half_bit, k) as u64);

@@ -3,7 +3,9 @@
 //! f16 conversions go through the portable per-lane code (the NEON f16 intrinsics are not
 //! stable Rust); f32 → odd uses FCVTXN, the hardware's own round-to-odd narrowing.
 
-use super::{f16_bits_from_odd_f32, Scalar, Simd};
+use super::{
+    f16_bits_from_odd_f32, Scalar, Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32, NEAR_TIE_ULPS,
+};
 use crate::kernels::Vectorized;
 use std::arch::aarch64::*;
 
@@ -122,16 +124,17 @@ impl Simd for Neon {
         }
     }
     #[inline(always)]
-    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) {
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
         unsafe {
             let lo = vcvt_high_f32_f64(vcvt_f32_f64(v[0]), v[1]);
             let hi = vcvt_high_f32_f64(vcvt_f32_f64(v[2]), v[3]);
             vst1q_f32(dst.as_mut_ptr(), lo);
             vst1q_f32(dst.as_mut_ptr().add(4), hi);
         }
+        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
     }
     #[inline(always)]
-    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) {
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
         let mut bits = [0u32; 8];
         unsafe {
             let (lo, hi) = odd_f32_bits(v);
@@ -139,9 +142,10 @@ impl Simd for Neon {
             vst1q_u32(bits.as_mut_ptr().add(4), hi);
         }
         *dst = bits.map(|b| f16_bits_from_odd_f32(f32::from_bits(b)));
+        self.near_midpoint(v, HALF_BIT_F16, NEAR_TIE_ULPS)
     }
     #[inline(always)]
-    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) {
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
         unsafe {
             let (lo, hi) = odd_f32_bits(v);
             vst1q_u16(
@@ -149,6 +153,7 @@ impl Simd for Neon {
                 vcombine_u16(bf16_from_odd(lo), bf16_from_odd(hi)),
             );
         }
+        self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
     }
     #[inline(always)]
     fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8 {

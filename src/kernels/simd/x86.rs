@@ -5,7 +5,7 @@
 //! the tokens are constructed only after runtime detection, which is what makes the
 //! `unsafe` intrinsic calls sound.
 
-use super::Simd;
+use super::{Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32, NEAR_TIE_ULPS};
 use crate::kernels::Vectorized;
 use std::arch::x86_64::*;
 
@@ -13,9 +13,10 @@ use std::arch::x86_64::*;
 #[derive(Debug, Clone, Copy)]
 pub struct Avx2(());
 
-/// AVX-512F (+ AVX2, FMA, F16C): eight lanes in one register.
+/// AVX-512F + VL (+ AVX2, FMA, F16C): eight lanes in one register. `BF16`: the CPU also
+/// has AVX512-BF16, whose conversion instruction rounds f32 to bf16.
 #[derive(Debug, Clone, Copy)]
-pub struct Avx512(());
+pub struct Avx512<const BF16: bool>(());
 
 impl Avx2 {
     pub fn new() -> Option<Self> {
@@ -42,26 +43,49 @@ impl Avx2 {
     }
 }
 
-impl Avx512 {
+fn has_avx512() -> bool {
+    is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("fma")
+        && is_x86_feature_detected!("f16c")
+}
+
+impl Avx512<false> {
     pub fn new() -> Option<Self> {
-        (is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("fma")
-            && is_x86_feature_detected!("f16c"))
-        .then_some(Avx512(()))
+        has_avx512().then_some(Avx512(()))
     }
 
-    /// Runs `k` compiled for AVX-512F + AVX2 + FMA + F16C.
+    /// Runs `k` compiled for AVX-512F + VL + AVX2 + FMA + F16C.
     #[inline]
     pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
-        #[target_feature(enable = "avx512f,avx2,fma,f16c")]
-        unsafe fn inner<K: Vectorized>(s: Avx512, k: K) -> K::Output {
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma,f16c")]
+        unsafe fn inner<K: Vectorized>(s: Avx512<false>, k: K) -> K::Output {
             k.run(s)
         }
         // SAFETY: the token exists only when the CPU has these features.
         unsafe { inner(self, k) }
     }
+}
 
+impl Avx512<true> {
+    pub fn new() -> Option<Self> {
+        (has_avx512() && is_x86_feature_detected!("avx512bf16")).then_some(Avx512(()))
+    }
+
+    /// Runs `k` compiled for AVX-512F + VL + BF16 + AVX2 + FMA + F16C.
+    #[inline]
+    pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
+        #[target_feature(enable = "avx512f,avx512vl,avx512bf16,avx2,fma,f16c")]
+        unsafe fn inner<K: Vectorized>(s: Avx512<true>, k: K) -> K::Output {
+            k.run(s)
+        }
+        // SAFETY: the token exists only when the CPU has these features.
+        unsafe { inner(self, k) }
+    }
+}
+
+impl<const BF16: bool> Avx512<BF16> {
     /// Runs a closure with the token (for tests; not necessarily inlined).
     pub fn with<R>(self, f: impl FnOnce(Self) -> R) -> R {
         f(self)
@@ -91,27 +115,24 @@ unsafe fn odd_f32_bits_x4(v: __m256d) -> __m128i {
     _mm_or_si128(bits, _mm_and_si128(narrow_mask(inexact), _mm_set1_epi32(1)))
 }
 
-/// Eight f32 (bits, rounded to odd) to f16 with round-to-nearest-even.
+/// Eight f64 lanes rounded to f32 to odd, as f32 bits: the hardware rounds toward zero,
+/// the last bit is set where that was inexact.
 #[inline(always)]
-unsafe fn store_f16_from_odd(bits: __m256i, dst: &mut [u16; 8]) {
-    _mm_storeu_si128(dst.as_mut_ptr() as *mut __m128i, f16_from_odd(bits));
+unsafe fn odd_f32_bits_x8(v: __m512d) -> __m256i {
+    let toward_zero = _mm512_cvt_roundpd_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(v);
+    let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(_mm512_cvtps_pd(toward_zero), v);
+    let ones = _mm512_castsi512_si256(_mm512_maskz_set1_epi32(inexact as __mmask16, 1));
+    _mm256_or_si256(_mm256_castps_si256(toward_zero), ones)
 }
 
-/// Eight f32 (bits, rounded to odd) to bf16 with round-to-nearest-even; NaN stays quiet NaN
-/// (the same integer recipe as `bf16_bits_from_odd_f32`).
+/// Eight f32 (bits, rounded to odd) to f16, rounded to nearest-even.
 #[inline(always)]
-unsafe fn store_bf16_from_odd(bits: __m256i, dst: &mut [u16; 8]) {
-    _mm_storeu_si128(dst.as_mut_ptr() as *mut __m128i, bf16_from_odd(bits));
+unsafe fn f16_from_odd(bits: __m256i) -> __m128i {
+    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(bits))
 }
 
-/// 16 bytes streamed (`dst` 16-byte aligned).
-#[inline(always)]
-unsafe fn stream_u16x8(h: __m128i, dst: &mut [u16; 8]) {
-    debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
-    _mm_stream_si128(dst.as_mut_ptr() as *mut __m128i, h);
-}
-
-/// Eight f32 (bits, rounded to odd) to bf16 bits, rounded to nearest-even.
+/// Eight f32 (bits, rounded to odd) to bf16 bits, rounded to nearest-even; NaN stays a
+/// quiet NaN (the integer recipe of `bf16_bits_from_odd_f32`).
 #[inline(always)]
 unsafe fn bf16_from_odd(bits: __m256i) -> __m128i {
     let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
@@ -127,20 +148,6 @@ unsafe fn bf16_from_odd(bits: __m256i) -> __m128i {
     _mm256_castsi256_si128(gathered)
 }
 
-/// Eight f32 streamed as two 16-byte non-temporal stores (`dst` 16-byte aligned).
-#[inline(always)]
-unsafe fn stream_f32x8(f: __m256, dst: &mut [f32; 8]) {
-    debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
-    _mm_stream_ps(dst.as_mut_ptr(), _mm256_castps256_ps128(f));
-    _mm_stream_ps(dst.as_mut_ptr().add(4), _mm256_extractf128_ps::<1>(f));
-}
-
-/// Eight f32 (bits, rounded to odd) to f16, rounded to nearest-even.
-#[inline(always)]
-unsafe fn f16_from_odd(bits: __m256i) -> __m128i {
-    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(bits))
-}
-
 /// Eight bf16 bit patterns widened to f32 (exact: a bf16 is the top half of an f32).
 #[inline(always)]
 unsafe fn bf16_to_f32x8(src: &[u16; 8]) -> __m256 {
@@ -154,6 +161,65 @@ unsafe fn split_f32x8(f: __m256) -> (__m256d, __m256d) {
         _mm256_cvtps_pd(_mm256_castps256_ps128(f)),
         _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)),
     )
+}
+
+#[inline(always)]
+unsafe fn put_f32x8(f: __m256, dst: &mut [f32; 8], stream: bool) {
+    if stream {
+        debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
+        // Two 16-byte non-temporal stores: rows need only 16-byte alignment.
+        _mm_stream_ps(dst.as_mut_ptr(), _mm256_castps256_ps128(f));
+        _mm_stream_ps(dst.as_mut_ptr().add(4), _mm256_extractf128_ps::<1>(f));
+    } else {
+        _mm256_storeu_ps(dst.as_mut_ptr(), f);
+    }
+}
+
+#[inline(always)]
+unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
+    if stream {
+        debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
+        _mm_stream_si128(dst.as_mut_ptr() as *mut __m128i, h);
+    } else {
+        _mm_storeu_si128(dst.as_mut_ptr() as *mut __m128i, h);
+    }
+}
+
+/// Four lanes of `near_midpoint`: low bits − (midpoint − k) must lie in [0, 2k].
+#[inline(always)]
+unsafe fn near_midpoint_x4(v: __m256d, half_bit: u32, k: u64) -> u8 {
+    let low = _mm256_and_si256(
+        _mm256_castpd_si256(v),
+        _mm256_set1_epi64x(((2u64 << half_bit) - 1) as i64),
+    );
+    let shifted = _mm256_sub_epi64(low, _mm256_set1_epi64x(((1u64 << half_bit) - k) as i64));
+    let below = _mm256_cmpgt_epi64(_mm256_setzero_si256(), shifted);
+    let above = _mm256_cmpgt_epi64(shifted, _mm256_set1_epi64x((2 * k) as i64));
+    let outside = _mm256_or_si256(below, above);
+    (!_mm256_movemask_pd(_mm256_castsi256_pd(outside)) & 0xf) as u8
+}
+
+impl Avx2 {
+    #[inline(always)]
+    unsafe fn f32_out(self, v: (__m256d, __m256d), dst: &mut [f32; 8], stream: bool) -> u8 {
+        let f = _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0));
+        put_f32x8(f, dst, stream);
+        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
+    }
+
+    #[inline(always)]
+    unsafe fn f16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) -> u8 {
+        let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
+        put_u16x8(f16_from_odd(bits), dst, stream);
+        self.near_midpoint(v, HALF_BIT_F16, NEAR_TIE_ULPS)
+    }
+
+    #[inline(always)]
+    unsafe fn bf16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) -> u8 {
+        let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
+        put_u16x8(bf16_from_odd(bits), dst, stream);
+        self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
+    }
 }
 
 // SAFETY (all methods below): the token proves the CPU supports AVX2 + FMA + F16C, and the
@@ -220,48 +286,28 @@ impl Simd for Avx2 {
         unsafe { split_f32x8(bf16_to_f32x8(src)) }
     }
     #[inline(always)]
-    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) {
-        unsafe {
-            let f = _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0));
-            _mm256_storeu_ps(dst.as_mut_ptr(), f);
-        }
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
+        unsafe { self.f32_out(v, dst, false) }
     }
     #[inline(always)]
-    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) {
-        unsafe {
-            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
-            store_f16_from_odd(bits, dst);
-        }
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.f16_out(v, dst, false) }
     }
     #[inline(always)]
-    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) {
-        unsafe {
-            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
-            store_bf16_from_odd(bits, dst);
-        }
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.bf16_out(v, dst, false) }
     }
     #[inline(always)]
-    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) {
-        unsafe {
-            stream_f32x8(
-                _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0)),
-                dst,
-            )
-        }
+    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
+        unsafe { self.f32_out(v, dst, true) }
     }
     #[inline(always)]
-    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) {
-        unsafe {
-            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
-            stream_u16x8(f16_from_odd(bits), dst);
-        }
+    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.f16_out(v, dst, true) }
     }
     #[inline(always)]
-    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) {
-        unsafe {
-            let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
-            stream_u16x8(bf16_from_odd(bits), dst);
-        }
+    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.bf16_out(v, dst, true) }
     }
     #[inline(always)]
     fn fence(self) {
@@ -273,34 +319,66 @@ impl Simd for Avx2 {
     }
 }
 
-/// Four lanes of `near_midpoint`: low bits − (midpoint − k) must lie in [0, 2k].
-#[inline(always)]
-unsafe fn near_midpoint_x4(v: __m256d, half_bit: u32, k: u64) -> u8 {
-    let low = _mm256_and_si256(
-        _mm256_castpd_si256(v),
-        _mm256_set1_epi64x(((2u64 << half_bit) - 1) as i64),
-    );
-    let shifted = _mm256_sub_epi64(low, _mm256_set1_epi64x(((1u64 << half_bit) - k) as i64));
-    let below = _mm256_cmpgt_epi64(_mm256_setzero_si256(), shifted);
-    let above = _mm256_cmpgt_epi64(shifted, _mm256_set1_epi64x((2 * k) as i64));
-    let outside = _mm256_or_si256(below, above);
-    (!_mm256_movemask_pd(_mm256_castsi256_pd(outside)) & 0xf) as u8
+impl<const BF16: bool> Avx512<BF16> {
+    #[inline(always)]
+    unsafe fn f32_out(self, v: __m512d, dst: &mut [f32; 8], stream: bool) -> u8 {
+        put_f32x8(_mm512_cvtpd_ps(v), dst, stream);
+        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
+    }
+
+    #[inline(always)]
+    unsafe fn f16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool) -> u8 {
+        // f64 → f32 → f16, both to nearest-even: equal to one rounding except where the
+        // f32 lands exactly on an f16 midpoint (low 13 bits 0x1000 in the normal range;
+        // below 2^-14 the f16 grid is fixed, so those lanes are reported whole). Every lane
+        // near a midpoint is among the reported ones: its f32 is the midpoint itself.
+        let nearest = _mm512_cvtpd_ps(v);
+        put_u16x8(
+            _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(nearest),
+            dst,
+            stream,
+        );
+        let bits = _mm256_castps_si256(nearest);
+        let low = _mm256_and_si256(bits, _mm256_set1_epi32(0x1fff));
+        let near_mid = _mm256_cmpeq_epi32_mask(low, _mm256_set1_epi32(0x1000));
+        let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
+        // 0 < |f32| < 2^-14 (0x3880_0000).
+        let subnormal = _mm256_cmplt_epu32_mask(
+            _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)),
+            _mm256_set1_epi32(0x387f_ffff),
+        );
+        near_mid | subnormal
+    }
+
+    #[inline(always)]
+    unsafe fn bf16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool) -> u8 {
+        if !BF16 {
+            put_u16x8(bf16_from_odd(odd_f32_bits_x8(v)), dst, stream);
+            return self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS);
+        }
+        // f64 → f32 → bf16, both to nearest-even. The two roundings equal one except where
+        // the f32 lands exactly on a bf16 midpoint (low half 0x8000); VCVTNEPS2BF16 also
+        // flushes subnormal inputs to zero. Both kinds of lanes are reported, and so is
+        // every lane near a midpoint: its f32 is the midpoint itself.
+        let nearest = _mm512_cvtpd_ps(v);
+        let h: __m128bh = _mm256_cvtneps_pbh(nearest);
+        put_u16x8(std::mem::transmute::<__m128bh, __m128i>(h), dst, stream);
+        let bits = _mm256_castps_si256(nearest);
+        let low = _mm256_and_si256(bits, _mm256_set1_epi32(0xffff));
+        let near_mid = _mm256_cmpeq_epi32_mask(low, _mm256_set1_epi32(0x8000));
+        let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
+        let subnormal = _mm256_cmplt_epu32_mask(
+            _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)),
+            _mm256_set1_epi32(0x007f_ffff),
+        );
+        near_mid | subnormal
+    }
 }
 
-/// Eight f64 lanes rounded to f32 to odd, as f32 bits: the hardware rounds toward zero,
-/// the last bit is set where that was inexact.
-#[inline(always)]
-unsafe fn odd_f32_bits_x8(v: __m512d) -> __m256i {
-    let toward_zero = _mm512_cvt_roundpd_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(v);
-    let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(_mm512_cvtps_pd(toward_zero), v);
-    let ones = _mm512_castsi512_si256(_mm512_maskz_set1_epi32(inexact as __mmask16, 1));
-    _mm256_or_si256(_mm256_castps_si256(toward_zero), ones)
-}
-
-// SAFETY (all methods below): the token proves the CPU supports AVX-512F + AVX2 + FMA +
-// F16C, and the methods run inlined into `vectorize`'s target-feature function; pointer
-// accesses stay within the eight-element arrays.
-impl Simd for Avx512 {
+// SAFETY (all methods below): the token proves the CPU supports AVX-512F + VL (+ BF16 when
+// `BF16`) + AVX2 + FMA + F16C, and the methods run inlined into `vectorize`'s
+// target-feature function; pointer accesses stay within the eight-element arrays.
+impl<const BF16: bool> Simd for Avx512<BF16> {
     type V = __m512d;
     #[inline(always)]
     fn splat(self, v: f64) -> __m512d {
@@ -348,28 +426,28 @@ impl Simd for Avx512 {
         unsafe { _mm512_cvtps_pd(bf16_to_f32x8(src)) }
     }
     #[inline(always)]
-    fn store_f32(self, v: __m512d, dst: &mut [f32; 8]) {
-        unsafe { _mm256_storeu_ps(dst.as_mut_ptr(), _mm512_cvtpd_ps(v)) }
+    fn store_f32(self, v: __m512d, dst: &mut [f32; 8]) -> u8 {
+        unsafe { self.f32_out(v, dst, false) }
     }
     #[inline(always)]
-    fn store_f16(self, v: __m512d, dst: &mut [u16; 8]) {
-        unsafe { store_f16_from_odd(odd_f32_bits_x8(v), dst) }
+    fn store_f16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.f16_out(v, dst, false) }
     }
     #[inline(always)]
-    fn store_bf16(self, v: __m512d, dst: &mut [u16; 8]) {
-        unsafe { store_bf16_from_odd(odd_f32_bits_x8(v), dst) }
+    fn store_bf16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.bf16_out(v, dst, false) }
     }
     #[inline(always)]
-    fn stream_f32(self, v: __m512d, dst: &mut [f32; 8]) {
-        unsafe { stream_f32x8(_mm512_cvtpd_ps(v), dst) }
+    fn stream_f32(self, v: __m512d, dst: &mut [f32; 8]) -> u8 {
+        unsafe { self.f32_out(v, dst, true) }
     }
     #[inline(always)]
-    fn stream_f16(self, v: __m512d, dst: &mut [u16; 8]) {
-        unsafe { stream_u16x8(f16_from_odd(odd_f32_bits_x8(v)), dst) }
+    fn stream_f16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.f16_out(v, dst, true) }
     }
     #[inline(always)]
-    fn stream_bf16(self, v: __m512d, dst: &mut [u16; 8]) {
-        unsafe { stream_u16x8(bf16_from_odd(odd_f32_bits_x8(v)), dst) }
+    fn stream_bf16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
+        unsafe { self.bf16_out(v, dst, true) }
     }
     #[inline(always)]
     fn fence(self) {
