@@ -49,20 +49,24 @@ pub fn eps_schedule() -> Vec<f32> {
 }
 
 /// A cursor over fuzz bytes that reads zeros past the end.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn u8(&mut self) -> u8 {
+    pub(super) fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes, pos: 0 }
+    }
+
+    pub(super) fn u8(&mut self) -> u8 {
         let b = self.bytes.get(self.pos).copied().unwrap_or(0);
         self.pos += 1;
         b
     }
 
     /// An unsigned little-endian integer of `width` bytes.
-    fn uint(&mut self, width: usize) -> u64 {
+    pub(super) fn uint(&mut self, width: usize) -> u64 {
         (0..width).fold(0u64, |acc, i| acc | (self.u8() as u64) << (8 * i))
     }
 

@@ -12,11 +12,12 @@
 //! builtin kernel passes the judge: `reference-f64`, `native`, and `candle-nn` with the
 //! fuzz crate's `candle` feature), `reference` (the reference equals its slow path),
 //! `judge` (arbitrary outputs: no panic, consistent books), `npy` (`npy::parse` of arbitrary
-//! bytes) and `cli` (arbitrary arguments to the binary's parser; checked in the fuzz crate,
+//! bytes), `certificate` (every unselectability verdict verifies, [`keys`]) and `cli` (arbitrary arguments to the binary's parser; checked in the fuzz crate,
 //! which compiles the binary's `cli` module, and by the tests through the binary).
 
 pub mod checks;
 pub mod input;
+pub mod keys;
 pub mod sandbox;
 pub mod seeds;
 
@@ -37,6 +38,8 @@ pub enum Target {
     Judge,
     /// `.npy` parsing of arbitrary bytes.
     Npy,
+    /// Unselectable-key verdicts and their certificates.
+    Certificate,
     /// Arbitrary command lines (parsed by the binary's clap definitions).
     Cli,
 }
@@ -51,6 +54,7 @@ impl Target {
             Target::Reference => "reference".into(),
             Target::Judge => "judge".into(),
             Target::Npy => "npy".into(),
+            Target::Certificate => "certificate".into(),
             Target::Cli => "cli".into(),
         }
     }
@@ -61,6 +65,7 @@ impl Target {
             "reference" => return Ok(Target::Reference),
             "judge" => return Ok(Target::Judge),
             "npy" => return Ok(Target::Npy),
+            "certificate" => return Ok(Target::Certificate),
             "cli" => return Ok(Target::Cli),
             _ => {}
         }
@@ -76,7 +81,7 @@ impl Target {
     }
 
     /// The targets the library checks itself: every compiled-in builtin kernel in every
-    /// dtype it implements, the reference, the judge and the `.npy` reader.
+    /// dtype it implements, the reference, the judge, the `.npy` reader and the certificates.
     pub fn library_checked() -> Vec<Target> {
         let mut all = Vec::new();
         for name in adapters::builtin_names() {
@@ -90,7 +95,12 @@ impl Target {
                 }
             }
         }
-        all.extend([Target::Reference, Target::Judge, Target::Npy]);
+        all.extend([
+            Target::Reference,
+            Target::Judge,
+            Target::Npy,
+            Target::Certificate,
+        ]);
         all
     }
 
@@ -101,6 +111,7 @@ impl Target {
             Target::Reference => seeds::reference(),
             Target::Judge => seeds::judge(),
             Target::Npy => seeds::npy(),
+            Target::Certificate => seeds::certificate(),
             Target::Cli => seeds::cli(),
         }
     }
@@ -121,6 +132,7 @@ pub fn check(target: &Target, bytes: &[u8]) -> std::result::Result<(), Finding> 
         }
         Target::Judge => checks::judge_is_consistent(bytes),
         Target::Npy => checks::npy_is_consistent(bytes),
+        Target::Certificate => keys::certificates_verify(bytes),
         Target::Cli => Err(Finding(
             "the cli target runs the binary's parser: use the fuzz crate or the binary".into(),
         )),

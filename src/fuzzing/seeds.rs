@@ -3,10 +3,12 @@
 //! format.
 
 use super::input::{self, MAX_D};
+use super::keys;
 use super::sandbox;
 use crate::adapters::{reference_f64::ReferenceF64, Kernel};
 use crate::cases::{self, rng, BatteryConfig, Family, WIDTHS};
 use crate::dtype::Dtype;
+use crate::geometry::selectability::Normalization;
 use crate::npy;
 use crate::problem::{EpsConvention, Op, Problem};
 
@@ -102,6 +104,88 @@ fn as_version_2(v1: &[u8]) -> Vec<u8> {
     out.extend([2, 0]);
     out.extend(header_len.to_le_bytes());
     out.extend(&v1[10..]);
+    out
+}
+
+/// The certificate target: the rows of battery problems of width ≤ 6 as keys (plain, with
+/// biases, layer-normalized with the problem's ε and γ, rms-normalized), through every
+/// pipeline, and keys on a grid with hull points, duplicates and ties.
+pub fn certificate() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let problems = battery_problems(&Dtype::ALL, 1);
+    for (k, p) in problems
+        .iter()
+        .filter(|p| p.d <= keys::MAX_KEY_D && p.rows <= keys::MAX_KEYS)
+        .take(28)
+        .enumerate()
+    {
+        let values: Vec<f64> = p.x.iter().map(|&b| p.dtype.to_f64(b)).collect();
+        if values.iter().any(|v| !v.is_finite()) {
+            continue;
+        }
+        let rows: Vec<Vec<f64>> = values.chunks(p.d).map(<[f64]>::to_vec).collect();
+        let gamma: Option<Vec<f64>> = p
+            .gamma
+            .as_ref()
+            .map(|g| g.iter().map(|&b| p.dtype.to_f64(b)).collect());
+        let eps = p.eps.value();
+        let biases: Vec<f64> = rows.iter().map(|r| r[0] / 2.0).collect();
+        let pipeline = (k / 4) as u8;
+        out.push(match k % 4 {
+            0 => keys::encode(&rows, None, None, pipeline),
+            1 => keys::encode(&rows, Some(&biases), None, pipeline),
+            2 => keys::encode(
+                &rows,
+                None,
+                Some((
+                    Normalization::layer_norm(eps).expect("valid ε"),
+                    gamma.as_deref(),
+                )),
+                pipeline,
+            ),
+            _ => keys::encode(
+                &rows,
+                None,
+                Some((
+                    Normalization::rms_norm(eps).expect("valid ε"),
+                    gamma.as_deref(),
+                )),
+                pipeline,
+            ),
+        });
+    }
+    let grid: [Vec<Vec<f64>>; 4] = [
+        // The centre of a square: in the hull of the corners.
+        vec![
+            vec![0.0, 0.0],
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![1.0, 1.0],
+            vec![0.5, 0.5],
+        ],
+        // Duplicates.
+        vec![vec![1.0, 2.0], vec![1.0, 2.0], vec![3.0, -1.0]],
+        // A point on a segment, in one dimension.
+        vec![vec![-1.0], vec![0.25], vec![2.0]],
+        // A cube's vertices and its centre, in three dimensions.
+        (0..9)
+            .map(|v| {
+                if v == 8 {
+                    vec![0.5; 3]
+                } else {
+                    (0..3).map(|b| ((v >> b) & 1) as f64).collect()
+                }
+            })
+            .take(keys::MAX_KEYS)
+            .collect(),
+    ];
+    for (k, rows) in grid.iter().enumerate() {
+        out.push(keys::encode(rows, None, None, k as u8));
+        let biases: Vec<f64> = (0..rows.len()).map(|j| j as f64 / 4.0).collect();
+        out.push(keys::encode(rows, Some(&biases), None, 0));
+        let ln = Normalization::layer_norm(1e-5).expect("valid ε");
+        out.push(keys::encode(rows, None, Some((ln, None)), 0));
+    }
     out
 }
 
