@@ -42,11 +42,14 @@ for target in $targets; do
     dict=()
     [ -f "fuzz/dictionaries/$target.dict" ] && dict=("-dict=fuzz/dictionaries/$target.dict")
     echo "fuzz: $target for ${seconds}s"
-    # -close_fd_mask=1: the cli target's commands print reports on stdout.
-    if ! fuzz run --sanitizer none "${feature_args[@]}" "$target" "fuzz/corpus/$target" -- \
+    mkdir -p "fuzz/artifacts/$target"
+    # The binary directly (what `cargo fuzz run` does after its build), so one build serves
+    # every target. -close_fd_mask=1: the cli target's commands print reports on stdout.
+    if ! nice "$bin_dir/$target" "fuzz/corpus/$target" -artifact_prefix="fuzz/artifacts/$target/" \
         -max_total_time="$seconds" -runs="$runs" -timeout=20 -rss_limit_mb=4096 \
         -close_fd_mask=1 -print_final_stats=1 "${dict[@]}" 2>"fuzz/target/$target.log"; then
         tail -n 60 "fuzz/target/$target.log"
+        echo "fuzz: $target FAILED; replay: cargo fuzz run --sanitizer none $target fuzz/artifacts/$target/<file>"
         failed+=("$target")
     else
         grep -E '^stat::number_of_executed_units|^Done' "fuzz/target/$target.log" | tr '\n' ' '

@@ -306,7 +306,10 @@ mod tests {
             let bias: Vec<f64> = (0..grid_rows.len()).map(|j| j as f64).collect();
             let input = decode(&encode(&grid_rows, Some(&bias), None, 2));
             let flat: Vec<f64> = grid_rows.iter().flatten().copied().collect();
-            assert_eq!(input.keys, KeySet::new(grid_rows.len(), 2, flat, Some(bias)).unwrap());
+            assert_eq!(
+                input.keys,
+                KeySet::new(grid_rows.len(), 2, flat, Some(bias)).unwrap()
+            );
             assert_eq!(input.options, pipeline(2));
             assert!(input.norm.is_none());
         }

@@ -24,7 +24,7 @@ pub fn battery_problems(dtypes: &[Dtype], stride: usize) -> Vec<Problem> {
                 let mut config = BatteryConfig::new(op, dtype, rng::DEFAULT_SEED);
                 config.convention = convention;
                 for (f, _) in Family::ALL.iter().enumerate() {
-                    if k % stride == 0 {
+                    if k.is_multiple_of(stride) {
                         let w = narrow[(7 * k) % narrow.len()];
                         let case = cases::case(&config, f * WIDTHS.len() + w)
                             .expect("systematic cases exist");
