@@ -59,7 +59,9 @@ impl<'a> Element<'a> {
         let delta = DoubleDouble::from_f64(x).plus(s.mean_dd.negated());
         // p = δ/s: relative error ≤ 2^-102 (product) + 2^-105 (1/s's double-double).
         let p = delta.times(s.inv_scale_dd);
-        if p.hi != 0.0 && p.hi.abs() < pow2(-900) {
+        // A tiny product, or one that underflowed to zero from a nonzero δ, has no relative
+        // error bound: the exact path decides.
+        if p.hi.abs() < pow2(-900) && delta.hi != 0.0 {
             return None;
         }
         // γ·p exactly up to 2^-103 relative, then + β with error ≤ 2^-104(|γp| + |β|).
@@ -233,9 +235,56 @@ impl<'a> Element<'a> {
         delta / scale * gamma + beta
     }
 
-    /// Walks from a candidate to the correctly rounded value by exact midpoint comparisons.
+    /// A value at most one step from the correctly rounded one, from any candidate: gallops
+    /// from it toward t (steps 1, 2, 4, …) comparing t with values exactly, then bisects the
+    /// last step, so a far-off candidate costs O(log distance) comparisons, not the distance.
+    fn near(&self, dtype: Dtype, candidate: u64) -> u64 {
+        let value = |o: i64| -> u64 {
+            if o >= 0 {
+                o as u64
+            } else {
+                (1u64 << (dtype.bits() - 1)) | o.unsigned_abs()
+            }
+        };
+        let limit = dtype.ordinal(dtype.inf_bits());
+        let start = dtype.ordinal(candidate);
+        let direction = match self.compare_to_value(dtype, candidate) {
+            Ordering::Equal => return candidate,
+            Ordering::Greater => 1i64,
+            Ordering::Less => -1i64,
+        };
+        // t lies strictly beyond `inner` (in `direction`) and not beyond `outer`.
+        let mut inner = start;
+        let mut step = 1i64;
+        let mut outer = loop {
+            let next = (start + direction * step).clamp(-limit, limit);
+            if next.abs() == limit || self.compare_to_value(dtype, value(next)) != direction.cmp(&0)
+            {
+                break next;
+            }
+            inner = next;
+            step *= 2;
+        };
+        while (outer - inner).abs() > 1 {
+            let mid = inner + (outer - inner) / 2;
+            if self.compare_to_value(dtype, value(mid)) == direction.cmp(&0) {
+                inner = mid;
+            } else {
+                outer = mid;
+            }
+        }
+        value(inner)
+    }
+
+    /// Walks from a candidate to the correctly rounded value by exact midpoint comparisons
+    /// (after `near` when the first steps show the candidate is far).
     fn round_exactly(&self, dtype: Dtype, mut candidate: u64) -> u64 {
+        let mut steps = 0;
         loop {
+            steps += 1;
+            if steps == 4 {
+                candidate = self.near(dtype, candidate);
+            }
             let up = dtype.next_up(candidate);
             let down = dtype.next_down(candidate);
             if up != candidate {
