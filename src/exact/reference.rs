@@ -257,13 +257,14 @@ impl<'a> Element<'a> {
         let mut inner = start;
         let mut step = 1i64;
         let mut outer = loop {
-            let next = (start + direction * step).clamp(-limit, limit);
+            let next = start.saturating_add(direction * step).clamp(-limit, limit);
             if next.abs() == limit || self.compare_to_value(dtype, value(next)) != direction.cmp(&0)
             {
                 break next;
             }
             inner = next;
-            step *= 2;
+            // |next| < limit < 2^63, so step < 2^63 and doubling saturates at worst.
+            step = step.saturating_mul(2);
         };
         while (outer - inner).abs() > 1 {
             let mid = inner + (outer - inner) / 2;
