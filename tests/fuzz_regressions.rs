@@ -128,6 +128,42 @@ const REGRESSIONS: &[(&str, &[u8])] = &[
     // for both targets (the flags say f32).
     ("kernel_reference_f64_f32", HANG_F32),
     ("reference", HANG_F32),
+    // reference-f64 again, a subnormal output: rms_norm f64, ε = 1e-6 outside,
+    // x = [5e305, 0x0000000080000000 (1.06e-314)], γ = [1, −2.9e305]: the earlier 2^1000 lift of
+    // x/s still left it subnormal (12004 ULP off); now every factor is normalized first.
+    (
+        "kernel_reference_f64_f64",
+        &[
+            55, 1, 0, 2, 41, 144, 35, 202, 229, 200, 102, 127, 0, 0, 0, 128, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 240, 63, 27, 34, 164, 70, 41, 110, 90, 255,
+        ],
+    ),
+    // The slow path (the reference's cross-check) missed exact ties that MPFR only
+    // approximates: layer_norm f16, ε = 0 outside, x = [0x0a00, 0 × 16], γ = 0x04ae: every
+    // zero element is −γ/4 = 299.5 subnormal quanta, which rounds to even (300); the slow
+    // path's √ of 16x²/289 landed beside the midpoint and it rounded to 299.
+    (
+        "reference",
+        &[
+            6, 16, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4,
+            174, 4, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4, 174, 4,
+        ],
+    ),
+    // The gallop of the reference's exact rounding (added for the hang above) overflowed
+    // its step on an f64 element whose candidate was near ±max (found by the judge target).
+    (
+        "judge",
+        &[
+            61, 0, 3, 0, 190, 32, 255, 93, 0, 190, 32, 255, 0, 254, 21, 5, 93, 114, 190, 32, 255,
+            93, 114, 21, 5, 147, 0, 0, 254, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203,
+            203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203,
+            203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203,
+            203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 203, 21, 5, 147, 0, 0, 254, 0,
+            254, 0, 114, 190, 32, 255, 93, 114, 21, 5, 147, 0, 0, 254, 21, 5, 147, 0, 0, 254, 0,
+            254, 0, 254, 0, 254,
+        ],
+    ),
 ];
 
 const HANG_F32: &[u8] = &[

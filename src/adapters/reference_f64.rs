@@ -66,31 +66,37 @@ pub fn normalize_row_f64(
         .iter()
         .enumerate()
         .map(|(i, &c)| {
-            // c again, 2^LIFT larger, from x itself (whose scaled copy may have underflowed).
-            let lifted = || libm::ldexp(x[i], LIFT - units) - libm::ldexp(mean, LIFT + k - units);
-            gain_times_quotient(gamma(i), c, lifted, s) + beta(i)
+            let q = c / s;
+            let y = if q.abs() >= f64::MIN_POSITIVE {
+                gamma(i) * q
+            } else {
+                tiny_quotient_times_gain(x[i], mean, k, s, units, gamma(i))
+            };
+            y + beta(i)
         })
         .collect()
 }
 
-/// How far `gain_times_quotient` lifts an underflowing quotient.
-const LIFT: i32 = 1000;
-
-/// γ·(c/s) without losing the quotient to underflow. Where c/s falls below the normal range
-/// (an element tiny beside its row: its scaled copy, or the quotient, underflows) but a
-/// large γ would bring the product back into range — found by fuzzing, f64 rows spanning
-/// 10^300 with γ ≈ 10^216 — the quotient is formed from c·2^LIFT (`lifted`, computed from x)
-/// and the product scaled back. The quotient is then < 2^(LIFT−1021), so nothing overflows.
-fn gain_times_quotient(gamma: f64, c: f64, lifted: impl FnOnce() -> f64, s: f64) -> f64 {
-    let q = c / s;
-    if q.abs() >= f64::MIN_POSITIVE {
-        return gamma * q;
+/// γ·(x − μ)/s where the quotient falls below f64's normal range (an element tiny beside its
+/// row: its scaled copy, or the quotient, underflows) while a large γ may bring the product
+/// back into range — found by fuzzing: f64 rows spanning 10^300 and more with γ ≈ 10^216.
+/// Every factor is brought to [1, 2) by its exponent (exact), the product formed there, and
+/// the exponents applied once at the end. μ = mean·2^k (`mean` in scaled units), s is in
+/// units of 2^units.
+fn tiny_quotient_times_gain(x: f64, mean: f64, k: i32, s: f64, units: i32, gamma: f64) -> f64 {
+    let exponent = |v: f64| (v != 0.0).then(|| exponent_of(v));
+    // The exponent of the larger of |x| and |μ| (μ's own, not its possibly underflowed f64).
+    let e = match (exponent(x), exponent(mean).map(|m| m + k)) {
+        (None, None) => return 0.0,
+        (a, b) => a.max(b).expect("one is nonzero"),
+    };
+    if gamma == 0.0 || s == 0.0 || !s.is_finite() {
+        return gamma * ((libm::ldexp(x, -units) - libm::ldexp(mean, k - units)) / s);
     }
-    let lifted = lifted();
-    if !lifted.is_finite() {
-        return gamma * q;
-    }
-    libm::ldexp(gamma * (lifted / s), -LIFT)
+    let c = libm::ldexp(x, -e) - libm::ldexp(mean, k - e);
+    let (g, f) = (exponent_of(gamma), exponent_of(s));
+    let product = libm::ldexp(gamma, -g) * c / libm::ldexp(s, -f);
+    libm::ldexp(product, g + e - f - units)
 }
 
 impl Kernel for ReferenceF64 {
