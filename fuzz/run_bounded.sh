@@ -33,10 +33,23 @@ nice cargo run -q --example fuzz_seeds -- fuzz/corpus $targets
 fuzz build --sanitizer none "${feature_args[@]}"
 bin_dir="fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release"
 
+# The features a target's [[bin]] in fuzz/Cargo.toml requires (its binary may be a stale
+# one from an earlier build with them).
+required_features() {
+    awk -v t="$1" '/^\[\[bin\]\]/ { name = "" }
+        /^name = / { gsub(/"/, "", $3); name = $3 }
+        /^required-features/ && name == t { print }' fuzz/Cargo.toml |
+        grep -oE '"[A-Za-z0-9_-]+"' | tr -d '"'
+}
+
 failed=()
 for target in $targets; do
-    if [ ! -x "$bin_dir/$target" ]; then
-        echo "fuzz: $target skipped (needs a feature of fuzz/Cargo.toml; set FUZZ_FEATURES)"
+    missing=""
+    for feature in $(required_features "$target"); do
+        case " ${features//,/ } " in *" $feature "*) ;; *) missing="$feature" ;; esac
+    done
+    if [ -n "$missing" ] || [ ! -x "$bin_dir/$target" ]; then
+        echo "fuzz: $target skipped (needs the fuzz crate's feature '$missing'; set FUZZ_FEATURES)"
         continue
     fi
     dict=()
