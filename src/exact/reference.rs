@@ -70,10 +70,12 @@ impl<'a> Element<'a> {
             return None;
         }
         // All terms together stay below 2^-99·(|γ|/s·(|δ|+|μ|) + |β| + |t|).
-        let magnitude =
-            gamma.abs() * s.inv_scale_dd.hi.abs() * (delta.hi.abs() + s.mean_dd.hi.abs())
-                + beta.abs()
-                + t.hi.abs();
+        // γ last: γ·(1/s) alone may underflow (γ ≈ 1e-245, 1/s ≈ 1e-139) where the whole
+        // product does not (found by fuzzing: the bound lost this term and was unsound).
+        let magnitude = gamma.abs()
+            * (s.inv_scale_dd.hi.abs() * (delta.hi.abs() + s.mean_dd.hi.abs()))
+            + beta.abs()
+            + t.hi.abs();
         Some((
             t,
             magnitude * FAST_PATH_RELATIVE_ERROR + FAST_PATH_ABSOLUTE_ERROR,
@@ -134,7 +136,8 @@ impl<'a> Element<'a> {
         let r = s.inv_scale_dd.hi;
         let delta = x - s.mean_dd.hi;
         let t = delta * r * gamma + beta;
-        let magnitude = gamma.abs() * r * (delta.abs() + s.mean_dd.hi.abs()) + beta.abs() + t.abs();
+        let magnitude =
+            gamma.abs() * (r * (delta.abs() + s.mean_dd.hi.abs())) + beta.abs() + t.abs();
         Some((
             t,
             magnitude * F64_PATH_RELATIVE_ERROR + FAST_PATH_ABSOLUTE_ERROR,
