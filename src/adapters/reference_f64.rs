@@ -67,12 +67,18 @@ pub fn normalize_row_f64(
         .enumerate()
         .map(|(i, &c)| {
             let q = c / s;
-            let y = if q.abs() >= f64::MIN_POSITIVE {
-                gamma(i) * q
+            let (g, b) = (gamma(i), beta(i));
+            if q.abs() < f64::MIN_POSITIVE {
+                return tiny_quotient_times_gain(x[i], mean, k, s, units, g) + b;
+            }
+            let y = g * q + b;
+            if y.is_finite() {
+                y
             } else {
-                tiny_quotient_times_gain(x[i], mean, k, s, units, gamma(i))
-            };
-            y + beta(i)
+                // γ·q past the f64 range with β bringing the sum back (found by fuzzing):
+                // formed at a quarter of the scale, where it cannot overflow.
+                libm::ldexp(libm::ldexp(g, -2) * q + libm::ldexp(b, -2), 2)
+            }
         })
         .collect()
 }
