@@ -89,6 +89,27 @@ fn minimized_findings_stay_fixed() {
     }
 }
 
+/// Findings kept as the fuzzer saved them, one directory a target (tests/fuzz_findings/README.md).
+#[test]
+fn saved_findings_stay_fixed() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let mut replayed = 0;
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
+        let target = Target::from_name(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let bytes = std::fs::read(file.unwrap().path()).unwrap();
+            assert_passes(&target, &bytes);
+            replayed += 1;
+        }
+    }
+    assert!(replayed >= 3, "only {replayed} saved findings replayed");
+}
+
 /// (target, minimized input).
 const REGRESSIONS: &[(&str, &[u8])] = &[
     // reference-f64 lost γ·(x−μ)/s to underflow on f64 rows spanning 10^340 with γ ≈ −7·10^215:

@@ -250,27 +250,27 @@ impl<'a> Element<'a> {
             }
         };
         let limit = dtype.ordinal(dtype.inf_bits());
-        let start = dtype.ordinal(candidate);
         let direction = match self.compare_to_value(dtype, candidate) {
             Ordering::Equal => return candidate,
             Ordering::Greater => 1i64,
             Ordering::Less => -1i64,
         };
         // t lies strictly beyond `inner` (in `direction`) and not beyond `outer`.
-        let mut inner = start;
+        let mut inner = dtype.ordinal(candidate);
         let mut step = 1i64;
         let mut outer = loop {
-            let next = start.saturating_add(direction * step).clamp(-limit, limit);
+            let next = inner.saturating_add(direction * step).clamp(-limit, limit);
             if next.abs() == limit || self.compare_to_value(dtype, value(next)) != direction.cmp(&0)
             {
                 break next;
             }
             inner = next;
-            // |next| < limit < 2^63, so step < 2^63 and doubling saturates at worst.
+            // Each step moves `inner` on by a growing stride, so ±limit is reached.
             step = step.saturating_mul(2);
         };
-        while (outer - inner).abs() > 1 {
-            let mid = inner + (outer - inner) / 2;
+        // In i128: inner and outer may lie on opposite sides of zero, up to 2·limit apart.
+        while (outer as i128 - inner as i128).abs() > 1 {
+            let mid = ((inner as i128 + outer as i128) / 2) as i64;
             if self.compare_to_value(dtype, value(mid)) == direction.cmp(&0) {
                 inner = mid;
             } else {

@@ -130,6 +130,10 @@ pub fn slow_reference(p: &Problem) -> Vec<Option<f64>> {
                     v = round_rational(dt, &t2.to_rational().expect("finite")).0;
                 }
             }
+            if v == 0.0 && is_exact_value(p.convention, &num, &b, &q, &eps, &Rational::new()) {
+                // An exact zero is +0; MPFR may only approximate it, with either sign.
+                v = 0.0;
+            }
             out.push(Some(v));
         }
     }
