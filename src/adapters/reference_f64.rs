@@ -55,17 +55,54 @@ pub fn normalize_row_f64(
     let scaled = scale_of(q, eps_scaled);
     // A huge constant row: ε·2^-2k underflowed to 0 with q = 0; unscaled, s = √ε.
     let use_scaled = eps_scaled.is_finite() && (scaled > 0.0 || eps == 0.0);
-    let (centred, s) = if use_scaled {
-        (centred, scaled)
+    // The units of c and s: 2^units (scaled) or 1 (unscaled).
+    let (centred, s, units) = if use_scaled {
+        (centred, scaled, k)
     } else {
         let unscaled: Vec<f64> = centred.iter().map(|&c| libm::ldexp(c, k)).collect();
-        (unscaled, scale_of(libm::ldexp(q, 2 * k), eps))
+        (unscaled, scale_of(libm::ldexp(q, 2 * k), eps), 0)
     };
     centred
         .iter()
         .enumerate()
-        .map(|(i, c)| gamma(i) * (c / s) + beta(i))
+        .map(|(i, &c)| {
+            let q = c / s;
+            let (g, b) = (gamma(i), beta(i));
+            if q.abs() < f64::MIN_POSITIVE {
+                return tiny_quotient_times_gain(x[i], mean, k, s, units, g) + b;
+            }
+            let y = g * q + b;
+            if y.is_finite() {
+                y
+            } else {
+                // γ·q past the f64 range with β bringing the sum back (found by fuzzing):
+                // formed at a quarter of the scale, where it cannot overflow.
+                libm::ldexp(libm::ldexp(g, -2) * q + libm::ldexp(b, -2), 2)
+            }
+        })
         .collect()
+}
+
+/// γ·(x − μ)/s where the quotient falls below f64's normal range (an element tiny beside its
+/// row: its scaled copy, or the quotient, underflows) while a large γ may bring the product
+/// back into range — found by fuzzing: f64 rows spanning 10^300 and more with γ ≈ 10^216.
+/// Every factor is brought to [1, 2) by its exponent (exact), the product formed there, and
+/// the exponents applied once at the end. μ = mean·2^k (`mean` in scaled units), s is in
+/// units of 2^units.
+fn tiny_quotient_times_gain(x: f64, mean: f64, k: i32, s: f64, units: i32, gamma: f64) -> f64 {
+    let exponent = |v: f64| (v != 0.0).then(|| exponent_of(v));
+    // The exponent of the larger of |x| and |μ| (μ's own, not its possibly underflowed f64).
+    let e = match (exponent(x), exponent(mean).map(|m| m + k)) {
+        (None, None) => return 0.0,
+        (a, b) => a.max(b).expect("one is nonzero"),
+    };
+    if gamma == 0.0 || s == 0.0 || !s.is_finite() {
+        return gamma * ((libm::ldexp(x, -units) - libm::ldexp(mean, k - units)) / s);
+    }
+    let c = libm::ldexp(x, -e) - libm::ldexp(mean, k - e);
+    let (g, f) = (exponent_of(gamma), exponent_of(s));
+    let product = libm::ldexp(gamma, -g) * c / libm::ldexp(s, -f);
+    libm::ldexp(product, g + e - f - units)
 }
 
 impl Kernel for ReferenceF64 {

@@ -59,7 +59,9 @@ impl<'a> Element<'a> {
         let delta = DoubleDouble::from_f64(x).plus(s.mean_dd.negated());
         // p = δ/s: relative error ≤ 2^-102 (product) + 2^-105 (1/s's double-double).
         let p = delta.times(s.inv_scale_dd);
-        if p.hi != 0.0 && p.hi.abs() < pow2(-900) {
+        // A tiny product, or one that underflowed to zero from a nonzero δ, has no relative
+        // error bound: the exact path decides.
+        if p.hi.abs() < pow2(-900) && delta.hi != 0.0 {
             return None;
         }
         // γ·p exactly up to 2^-103 relative, then + β with error ≤ 2^-104(|γp| + |β|).
@@ -68,10 +70,12 @@ impl<'a> Element<'a> {
             return None;
         }
         // All terms together stay below 2^-99·(|γ|/s·(|δ|+|μ|) + |β| + |t|).
-        let magnitude =
-            gamma.abs() * s.inv_scale_dd.hi.abs() * (delta.hi.abs() + s.mean_dd.hi.abs())
-                + beta.abs()
-                + t.hi.abs();
+        // γ last: γ·(1/s) alone may underflow (γ ≈ 1e-245, 1/s ≈ 1e-139) where the whole
+        // product does not (found by fuzzing: the bound lost this term and was unsound).
+        let magnitude = gamma.abs()
+            * (s.inv_scale_dd.hi.abs() * (delta.hi.abs() + s.mean_dd.hi.abs()))
+            + beta.abs()
+            + t.hi.abs();
         Some((
             t,
             magnitude * FAST_PATH_RELATIVE_ERROR + FAST_PATH_ABSOLUTE_ERROR,
@@ -132,7 +136,8 @@ impl<'a> Element<'a> {
         let r = s.inv_scale_dd.hi;
         let delta = x - s.mean_dd.hi;
         let t = delta * r * gamma + beta;
-        let magnitude = gamma.abs() * r * (delta.abs() + s.mean_dd.hi.abs()) + beta.abs() + t.abs();
+        let magnitude =
+            gamma.abs() * (r * (delta.abs() + s.mean_dd.hi.abs())) + beta.abs() + t.abs();
         Some((
             t,
             magnitude * F64_PATH_RELATIVE_ERROR + FAST_PATH_ABSOLUTE_ERROR,
@@ -233,9 +238,57 @@ impl<'a> Element<'a> {
         delta / scale * gamma + beta
     }
 
-    /// Walks from a candidate to the correctly rounded value by exact midpoint comparisons.
+    /// A value at most one step from the correctly rounded one, from any candidate: gallops
+    /// from it toward t (steps 1, 2, 4, …) comparing t with values exactly, then bisects the
+    /// last step, so a far-off candidate costs O(log distance) comparisons, not the distance.
+    fn near(&self, dtype: Dtype, candidate: u64) -> u64 {
+        let value = |o: i64| -> u64 {
+            if o >= 0 {
+                o as u64
+            } else {
+                (1u64 << (dtype.bits() - 1)) | o.unsigned_abs()
+            }
+        };
+        let limit = dtype.ordinal(dtype.inf_bits());
+        let direction = match self.compare_to_value(dtype, candidate) {
+            Ordering::Equal => return candidate,
+            Ordering::Greater => 1i64,
+            Ordering::Less => -1i64,
+        };
+        // t lies strictly beyond `inner` (in `direction`) and not beyond `outer`.
+        let mut inner = dtype.ordinal(candidate);
+        let mut step = 1i64;
+        let mut outer = loop {
+            let next = inner.saturating_add(direction * step).clamp(-limit, limit);
+            if next.abs() == limit || self.compare_to_value(dtype, value(next)) != direction.cmp(&0)
+            {
+                break next;
+            }
+            inner = next;
+            // Each step moves `inner` on by a growing stride, so ±limit is reached.
+            step = step.saturating_mul(2);
+        };
+        // In i128: inner and outer may lie on opposite sides of zero, up to 2·limit apart.
+        while (outer as i128 - inner as i128).abs() > 1 {
+            let mid = ((inner as i128 + outer as i128) / 2) as i64;
+            if self.compare_to_value(dtype, value(mid)) == direction.cmp(&0) {
+                inner = mid;
+            } else {
+                outer = mid;
+            }
+        }
+        value(inner)
+    }
+
+    /// Walks from a candidate to the correctly rounded value by exact midpoint comparisons
+    /// (after `near` when the first steps show the candidate is far).
     fn round_exactly(&self, dtype: Dtype, mut candidate: u64) -> u64 {
+        let mut steps = 0;
         loop {
+            steps += 1;
+            if steps == 4 {
+                candidate = self.near(dtype, candidate);
+            }
             let up = dtype.next_up(candidate);
             let down = dtype.next_down(candidate);
             if up != candidate {

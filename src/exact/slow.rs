@@ -14,10 +14,10 @@ fn rat(x: f64) -> Rational {
 }
 
 /// Rounds a rational to the format by scaling to its quantum; returns the value as an f64
-/// and whether the scaled fraction was exactly one half.
-pub fn round_rational(dt: Dtype, t: &Rational) -> (f64, bool) {
+/// and, when t lies within 2^-1000 quanta of a midpoint (on it included), that midpoint.
+pub fn round_rational(dt: Dtype, t: &Rational) -> (f64, Option<Rational>) {
     if *t == 0 {
-        return (0.0, false);
+        return (0.0, None);
     }
     let abs = Rational::from(t.abs_ref());
     // 2^e ≤ |t| < 2^(e+1): from the MPFR exponent, corrected exactly.
@@ -41,6 +41,15 @@ pub fn round_rational(dt: Dtype, t: &Rational) -> (f64, bool) {
     let frac = scaled - Rational::from(&floor);
     let half = Rational::from((1, 2));
     let tie = frac == half;
+    let off_half = Rational::from(&frac - &half).abs();
+    let near = (off_half < Rational::from(1) >> 1000u32).then(|| {
+        let m = (Rational::from(&floor) + &half) * pow(quantum_exp);
+        if t.cmp0().is_lt() {
+            -m
+        } else {
+            m
+        }
+    });
     let n = if frac > half || (tie && floor.is_odd()) {
         floor + 1
     } else {
@@ -52,7 +61,7 @@ pub fn round_rational(dt: Dtype, t: &Rational) -> (f64, bool) {
     } else {
         mag
     };
-    (if t.cmp0().is_lt() { -mag } else { mag }, tie)
+    (if t.cmp0().is_lt() { -mag } else { mag }, near)
 }
 
 /// The correctly rounded value of every element (None where undefined, and on rows holding
@@ -97,21 +106,33 @@ pub fn slow_reference(p: &Problem) -> Vec<Option<f64>> {
             };
             let t = Float::with_val(SLOW_PRECISION, &num) / scale + &b;
             let t_rat = t.to_rational().expect("finite");
-            let (mut v, tie) = round_rational(dt, &t_rat);
-            if tie && !is_exact_value(p.convention, &num, &b, &q, &eps, &t_rat) {
-                // Not a real tie: t is within 2^-1100 of a midpoint but not on it; its side
-                // is the side of the approximation's error, decided at higher precision.
-                let t2 = Float::with_val(4 * SLOW_PRECISION, &num)
-                    / match p.convention {
-                        EpsConvention::Inside => {
-                            Float::with_val(4 * SLOW_PRECISION, Rational::from(&q + &eps)).sqrt()
+            let (mut v, near) = round_rational(dt, &t_rat);
+            if let Some(m) = near {
+                if is_exact_value(p.convention, &num, &b, &q, &eps, &m) {
+                    // An exact tie (t may be irrational-looking in MPFR, e.g. √ of a square
+                    // with a factor 17, and land beside the midpoint): ties to even.
+                    v = round_rational(dt, &m).0;
+                } else {
+                    // Not a tie: t is within 2^-1000 quanta of a midpoint but not on it; its
+                    // side is the side of the approximation's error, decided at higher
+                    // precision.
+                    let t2 = Float::with_val(4 * SLOW_PRECISION, &num)
+                        / match p.convention {
+                            EpsConvention::Inside => {
+                                Float::with_val(4 * SLOW_PRECISION, Rational::from(&q + &eps))
+                                    .sqrt()
+                            }
+                            EpsConvention::Outside => {
+                                Float::with_val(4 * SLOW_PRECISION, &q).sqrt() + &eps
+                            }
                         }
-                        EpsConvention::Outside => {
-                            Float::with_val(4 * SLOW_PRECISION, &q).sqrt() + &eps
-                        }
-                    }
-                    + &b;
-                v = round_rational(dt, &t2.to_rational().expect("finite")).0;
+                        + &b;
+                    v = round_rational(dt, &t2.to_rational().expect("finite")).0;
+                }
+            }
+            if v == 0.0 && is_exact_value(p.convention, &num, &b, &q, &eps, &Rational::new()) {
+                // An exact zero is +0; MPFR may only approximate it, with either sign.
+                v = 0.0;
             }
             out.push(Some(v));
         }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# A short bounded run of every fuzz target, for CI: installs cargo-fuzz if missing, writes the
+# seed corpora from the battery, builds every target (stable toolchain, no sanitizer) and runs
+# each for FUZZ_SECONDS. Exits non-zero when any target finds a crash, a timeout or a failed
+# property; the input is saved under fuzz/artifacts/<target>/ (see fuzz/README.md to replay
+# and minimize it).
+#
+#   FUZZ_SECONDS   seconds per target (default 10)
+#   FUZZ_RUNS      at most this many inputs per target (default 100000000)
+#   FUZZ_FEATURES  cargo features of the fuzz crate, e.g. "candle" (default none; targets
+#                  that need a feature not given are skipped, and said so)
+#   FUZZ_TARGETS   space-separated targets to run (default: all of `cargo fuzz list`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${FUZZ_SECONDS:-10}"
+runs="${FUZZ_RUNS:-100000000}"
+features="${FUZZ_FEATURES:-}"
+feature_args=()
+[ -n "$features" ] && feature_args=(--features "$features")
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    nice cargo install cargo-fuzz --locked
+fi
+
+# cargo-fuzz builds into fuzz/target (its own flags; never the main target directory).
+fuzz() { env -u CARGO_TARGET_DIR nice cargo fuzz "$@"; }
+
+targets="${FUZZ_TARGETS:-$(fuzz list)}"
+# shellcheck disable=SC2086
+nice cargo run -q --example fuzz_seeds -- fuzz/corpus $targets
+
+fuzz build --sanitizer none "${feature_args[@]}"
+bin_dir="fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release"
+
+# The features a target's [[bin]] in fuzz/Cargo.toml requires (its binary may be a stale
+# one from an earlier build with them).
+required_features() {
+    awk -v t="$1" '/^\[\[bin\]\]/ { name = "" }
+        /^name = / { gsub(/"/, "", $3); name = $3 }
+        /^required-features/ && name == t { print }' fuzz/Cargo.toml |
+        grep -oE '"[A-Za-z0-9_-]+"' | tr -d '"'
+}
+
+failed=()
+for target in $targets; do
+    missing=""
+    for feature in $(required_features "$target"); do
+        case " ${features//,/ } " in *" $feature "*) ;; *) missing="$feature" ;; esac
+    done
+    if [ -n "$missing" ] || [ ! -x "$bin_dir/$target" ]; then
+        echo "fuzz: $target skipped (needs the fuzz crate's feature '$missing'; set FUZZ_FEATURES)"
+        continue
+    fi
+    dict=()
+    [ -f "fuzz/dictionaries/$target.dict" ] && dict=("-dict=fuzz/dictionaries/$target.dict")
+    echo "fuzz: $target for ${seconds}s"
+    mkdir -p "fuzz/artifacts/$target"
+    # The binary directly (what `cargo fuzz run` does after its build), so one build serves
+    # every target. -close_fd_mask=1: the cli target's commands print reports on stdout.
+    if ! nice "$bin_dir/$target" "fuzz/corpus/$target" -artifact_prefix="fuzz/artifacts/$target/" \
+        -max_total_time="$seconds" -runs="$runs" -timeout=20 -rss_limit_mb=4096 \
+        -close_fd_mask=1 -print_final_stats=1 "${dict[@]}" 2>"fuzz/target/$target.log"; then
+        tail -n 60 "fuzz/target/$target.log"
+        echo "fuzz: $target FAILED; replay: cargo fuzz run --sanitizer none $target fuzz/artifacts/$target/<file>"
+        failed+=("$target")
+    else
+        grep -E '^stat::number_of_executed_units|^Done' "fuzz/target/$target.log" | tr '\n' ' '
+        echo
+    fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: FINDINGS in ${failed[*]} (inputs under fuzz/artifacts/)" >&2
+    exit 1
+fi
+echo "fuzz: every target ran ${seconds}s without a finding"
