@@ -7,15 +7,21 @@
 #
 #   FUZZ_SECONDS   seconds per target (default 10)
 #   FUZZ_RUNS      at most this many inputs per target (default 100000000)
-#   FUZZ_FEATURES  cargo features of the fuzz crate, e.g. "candle" (default none; targets
+#   FUZZ_FEATURES  cargo features of the fuzz crate (default "candle"; set it empty for a
+#                  lean build without candle-nn; targets
 #                  that need a feature not given are skipped, and said so)
 #   FUZZ_TARGETS   space-separated targets to run (default: all of `cargo fuzz list`)
+#
+# Targets of third-party kernels (kernel_candle_*) are subjects, not our code: a verdict
+# failure there is the finding the target exists for (candle-nn's f32 E[x²] − μ², see the
+# README's accuracy table), so it is reported with its saved input and does not fail the run.
+# Anything else from them (a panic in an adapter, a refusal of a valid problem) does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-10}"
 runs="${FUZZ_RUNS:-100000000}"
-features="${FUZZ_FEATURES:-}"
+features="${FUZZ_FEATURES-candle}"
 feature_args=()
 [ -n "$features" ] && feature_args=(--features "$features")
 
@@ -58,14 +64,21 @@ for target in $targets; do
     mkdir -p "fuzz/artifacts/$target"
     # The binary directly (what `cargo fuzz run` does after its build), so one build serves
     # every target. -close_fd_mask=1: the cli target's commands print reports on stdout.
+    log="fuzz/target/$target.log"
     if ! nice "$bin_dir/$target" "fuzz/corpus/$target" -artifact_prefix="fuzz/artifacts/$target/" \
         -max_total_time="$seconds" -runs="$runs" -timeout=20 -rss_limit_mb=4096 \
-        -close_fd_mask=1 -print_final_stats=1 "${dict[@]}" 2>"fuzz/target/$target.log"; then
-        tail -n 60 "fuzz/target/$target.log"
+        -close_fd_mask=1 -print_final_stats=1 "${dict[@]}" 2>"$log"; then
+        if [[ "$target" == kernel_candle_* ]] && grep -qE '^candle-nn(-module)? FAILS:' "$log"; then
+            grep -m1 -A12 -E '^candle-nn(-module)? FAILS:' "$log"
+            echo "fuzz: $target found a verdict failure of the third-party kernel (expected);" \
+                "input: $(grep -oE "fuzz/artifacts/$target/[^ ]+" "$log" | head -n 1)"
+            continue
+        fi
+        tail -n 60 "$log"
         echo "fuzz: $target FAILED; replay: cargo fuzz run --sanitizer none $target fuzz/artifacts/$target/<file>"
         failed+=("$target")
     else
-        grep -E '^stat::number_of_executed_units|^Done' "fuzz/target/$target.log" | tr '\n' ' '
+        grep -E '^stat::number_of_executed_units|^Done' "$log" | tr '\n' ' '
         echo
     fi
 done

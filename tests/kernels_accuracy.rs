@@ -1,6 +1,5 @@
-//! The native kernels against a high-precision reference (exact rational statistics, a
-//! 1024-bit square root, one correct rounding) on a seeded battery of row families:
-//! every element within one ulp, and nearly all correctly rounded.
+//! The native kernels against the correctly rounded reference on a seeded set of row
+//! families (tests/common): every element within one ulp, and nearly all correctly rounded.
 
 mod common;
 

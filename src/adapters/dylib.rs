@@ -16,28 +16,103 @@ use crate::problem::{Op, Problem};
 use std::ffi::c_int;
 use std::path::{Path, PathBuf};
 
-type LayerNormF32 =
-    unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, usize, usize, f32) -> c_int;
-type RmsNormF32 =
-    unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize, usize, f32) -> c_int;
-type LayerNormU16 =
-    unsafe extern "C" fn(*const u16, *const u16, *const u16, *mut u16, usize, usize, f32) -> c_int;
-type RmsNormU16 =
-    unsafe extern "C" fn(*const u16, *const u16, *mut u16, usize, usize, f32) -> c_int;
+/// A value as the ABI passes it: f32, or the bit pattern of an f16/bf16 as u16.
+trait AbiValue: Copy + Default {
+    fn from_problem_bits(bits: u64) -> Self;
+    fn to_problem_bits(self) -> u64;
+}
 
+impl AbiValue for f32 {
+    fn from_problem_bits(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+    fn to_problem_bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
+impl AbiValue for u16 {
+    fn from_problem_bits(bits: u64) -> Self {
+        bits as u16
+    }
+    fn to_problem_bits(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+type LayerNormFn<V> =
+    unsafe extern "C" fn(*const V, *const V, *const V, *mut V, usize, usize, f32) -> c_int;
+type RmsNormFn<V> = unsafe extern "C" fn(*const V, *const V, *mut V, usize, usize, f32) -> c_int;
+
+/// The entry point of one op over values `V`.
 #[derive(Clone, Copy)]
-enum Entry {
-    LayerNormF32(LayerNormF32),
-    RmsNormF32(RmsNormF32),
-    LayerNormU16(LayerNormU16),
-    RmsNormU16(RmsNormU16),
+enum Entry<V> {
+    LayerNorm(LayerNormFn<V>),
+    RmsNorm(RmsNormFn<V>),
+}
+
+impl<V: AbiValue> Entry<V> {
+    /// Resolves `symbol` as the ABI's entry point of `op`.
+    ///
+    /// # Safety
+    /// The symbol must have the ABI's signature for `op` and `V` (the user vouches for it).
+    unsafe fn resolve(
+        library: &libloading::Library,
+        symbol: &str,
+        op: Op,
+    ) -> std::result::Result<Self, libloading::Error> {
+        Ok(match op {
+            Op::LayerNorm => Entry::LayerNorm(*library.get::<LayerNormFn<V>>(symbol.as_bytes())?),
+            Op::RmsNorm => Entry::RmsNorm(*library.get::<RmsNormFn<V>>(symbol.as_bytes())?),
+        })
+    }
+
+    /// Calls the kernel on `p`: its output bits, or the non-zero code it returned.
+    fn call(self, p: &Problem) -> std::result::Result<Vec<u64>, c_int> {
+        let values = |v: &[u64]| {
+            v.iter()
+                .map(|&b| V::from_problem_bits(b))
+                .collect::<Vec<V>>()
+        };
+        let x = values(&p.x);
+        let g = p.gamma.as_deref().map(values);
+        let b = p.beta.as_deref().map(values);
+        let mut y = vec![V::default(); p.x.len()];
+        let (rows, d, eps) = (p.rows, p.d, p.eps.value());
+        // SAFETY: the buffers have the lengths the ABI promises (rows·d, d, d), or are NULL.
+        let rc = unsafe {
+            match self {
+                Entry::LayerNorm(f) => f(
+                    x.as_ptr(),
+                    ptr_or_null(&g),
+                    ptr_or_null(&b),
+                    y.as_mut_ptr(),
+                    rows,
+                    d,
+                    eps,
+                ),
+                Entry::RmsNorm(f) => f(x.as_ptr(), ptr_or_null(&g), y.as_mut_ptr(), rows, d, eps),
+            }
+        };
+        match rc {
+            0 => Ok(y.into_iter().map(V::to_problem_bits).collect()),
+            rc => Err(rc),
+        }
+    }
+}
+
+/// The resolved entry point, by the ABI's value type.
+#[derive(Clone, Copy)]
+enum Entries {
+    F32(Entry<f32>),
+    U16(Entry<u16>),
 }
 
 /// One symbol of a loaded library, for one (op, dtype).
 pub struct DylibKernel {
     // Keeps the library mapped while `entry` is callable.
     _library: libloading::Library,
-    entry: Entry,
+    entry: Entries,
     path: PathBuf,
     symbol: String,
     op: Op,
@@ -72,27 +147,9 @@ impl DylibKernel {
         // SAFETY: the symbol's type is the ABI's; a library exporting another signature under
         // this name breaks the ABI contract, which the user vouches for.
         let entry = unsafe {
-            match (op, dtype) {
-                (Op::LayerNorm, Dtype::F32) => Entry::LayerNormF32(
-                    *library
-                        .get::<LayerNormF32>(symbol.as_bytes())
-                        .map_err(missing)?,
-                ),
-                (Op::RmsNorm, Dtype::F32) => Entry::RmsNormF32(
-                    *library
-                        .get::<RmsNormF32>(symbol.as_bytes())
-                        .map_err(missing)?,
-                ),
-                (Op::LayerNorm, _) => Entry::LayerNormU16(
-                    *library
-                        .get::<LayerNormU16>(symbol.as_bytes())
-                        .map_err(missing)?,
-                ),
-                (Op::RmsNorm, _) => Entry::RmsNormU16(
-                    *library
-                        .get::<RmsNormU16>(symbol.as_bytes())
-                        .map_err(missing)?,
-                ),
+            match dtype {
+                Dtype::F32 => Entries::F32(Entry::resolve(&library, &symbol, op).map_err(missing)?),
+                _ => Entries::U16(Entry::resolve(&library, &symbol, op).map_err(missing)?),
             }
         };
         Ok(DylibKernel {
@@ -120,81 +177,10 @@ impl Kernel for DylibKernel {
     }
 
     fn run(&self, p: &Problem) -> std::result::Result<Vec<u64>, String> {
-        let n = p.x.len();
-        let rc = match self.entry {
-            Entry::LayerNormF32(_) | Entry::RmsNormF32(_) => {
-                let to32 = |v: &[u64]| {
-                    v.iter()
-                        .map(|&b| f32::from_bits(b as u32))
-                        .collect::<Vec<f32>>()
-                };
-                let x = to32(&p.x);
-                let g = p.gamma.as_deref().map(to32);
-                let b = p.beta.as_deref().map(to32);
-                let mut y = vec![0f32; n];
-                // SAFETY: buffers have the lengths the ABI promises (rows·d, d, d).
-                let rc = unsafe {
-                    match self.entry {
-                        Entry::LayerNormF32(f) => f(
-                            x.as_ptr(),
-                            ptr_or_null(&g),
-                            ptr_or_null(&b),
-                            y.as_mut_ptr(),
-                            p.rows,
-                            p.d,
-                            p.eps.value(),
-                        ),
-                        Entry::RmsNormF32(f) => f(
-                            x.as_ptr(),
-                            ptr_or_null(&g),
-                            y.as_mut_ptr(),
-                            p.rows,
-                            p.d,
-                            p.eps.value(),
-                        ),
-                        _ => unreachable!("f32 entries only"),
-                    }
-                };
-                if rc == 0 {
-                    return Ok(y.iter().map(|v| v.to_bits() as u64).collect());
-                }
-                rc
-            }
-            Entry::LayerNormU16(_) | Entry::RmsNormU16(_) => {
-                let to16 = |v: &[u64]| v.iter().map(|&b| b as u16).collect::<Vec<u16>>();
-                let x = to16(&p.x);
-                let g = p.gamma.as_deref().map(to16);
-                let b = p.beta.as_deref().map(to16);
-                let mut y = vec![0u16; n];
-                // SAFETY: as above.
-                let rc = unsafe {
-                    match self.entry {
-                        Entry::LayerNormU16(f) => f(
-                            x.as_ptr(),
-                            ptr_or_null(&g),
-                            ptr_or_null(&b),
-                            y.as_mut_ptr(),
-                            p.rows,
-                            p.d,
-                            p.eps.value(),
-                        ),
-                        Entry::RmsNormU16(f) => f(
-                            x.as_ptr(),
-                            ptr_or_null(&g),
-                            y.as_mut_ptr(),
-                            p.rows,
-                            p.d,
-                            p.eps.value(),
-                        ),
-                        _ => unreachable!("u16 entries only"),
-                    }
-                };
-                if rc == 0 {
-                    return Ok(y.iter().map(|&v| v as u64).collect());
-                }
-                rc
-            }
-        };
-        Err(format!("the kernel returned {rc}"))
+        match self.entry {
+            Entries::F32(entry) => entry.call(p),
+            Entries::U16(entry) => entry.call(p),
+        }
+        .map_err(|rc| format!("the kernel returned {rc}"))
     }
 }

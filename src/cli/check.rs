@@ -2,7 +2,7 @@
 
 use super::common::{shell_quote, EpsArgs};
 use super::Outcome;
-use normoracle::judge::{self, report, ProblemLabel, Report};
+use normoracle::judge::{self, report, Report};
 use normoracle::npy;
 use normoracle::problem::Op;
 use normoracle::problem::Problem;
@@ -88,18 +88,12 @@ pub fn run(args: Args) -> Result<Outcome> {
             )))
         }
     };
-    let mut rep = Report::new(
+    let mut rep = judge::judge_single(
+        &problem,
+        &y,
         format!("outputs:{}", y_path.display()),
-        problem.op,
-        problem.dtype,
-        problem.convention,
-        None,
-    );
-    let label = ProblemLabel {
-        case: None,
-        family: "file".into(),
-    };
-    judge::judge_problem(&problem, &y, &label, &mut rep)?;
+        "file",
+    )?;
     if let Some(f) = rep.failures.first() {
         let row = args.row.unwrap_or(f.row);
         rep.reproducer = Some(reproducer(&args, op, dtype, x_path, y_path, row));

@@ -78,18 +78,7 @@ pub fn kernel_passes(kernel: &dyn Kernel, problem: &Problem) -> Result<(), Findi
             ))
         }
     };
-    let mut report = Report::new(
-        kernel.name(),
-        problem.op,
-        problem.dtype,
-        problem.convention,
-        None,
-    );
-    let label = ProblemLabel {
-        case: None,
-        family: "fuzz".into(),
-    };
-    judge::judge_problem(problem, &actual, &label, &mut report).map_err(|e| {
+    let report = judge::judge_single(problem, &actual, kernel.name(), "fuzz").map_err(|e| {
         finding(
             format!("the judge rejected {}'s outputs: {e}", kernel.name()),
             problem,

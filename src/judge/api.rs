@@ -16,7 +16,7 @@
 //! assert!(report.passed(), "{}", normoracle::judge::report::text(&report));
 //! ```
 
-use super::{judge_problem, run_battery, ProblemLabel, Report};
+use super::{judge_single, run_battery, Report};
 use crate::adapters::closure::{SliceKernel, SliceKernelFn, Storage};
 use crate::cases::{rng, BatteryConfig};
 use crate::error::Result;
@@ -60,13 +60,7 @@ pub fn judge_outputs<T: Storage>(
         gamma: gamma.map(bits),
         beta: beta.map(bits),
     };
-    let mut report = Report::new("outputs", op, T::DTYPE, convention, None);
-    let label = ProblemLabel {
-        case: None,
-        family: "given".into(),
-    };
-    judge_problem(&problem, &bits(y), &label, &mut report)?;
-    Ok(report)
+    judge_single(&problem, &bits(y), "outputs", "given")
 }
 
 /// Asserts that a closure kernel passes the battery, printing the report when it does not.

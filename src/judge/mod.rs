@@ -349,6 +349,23 @@ pub fn judge_problem(
     Ok(())
 }
 
+/// Judges one problem's outputs on their own, into a fresh report for `kernel` (no seed, no
+/// battery case; the rows are tallied under `family`).
+pub fn judge_single(
+    problem: &Problem,
+    actual: &[u64],
+    kernel: impl Into<String>,
+    family: &str,
+) -> Result<Report> {
+    let mut report = Report::new(kernel, problem.op, problem.dtype, problem.convention, None);
+    let label = ProblemLabel {
+        case: None,
+        family: family.into(),
+    };
+    judge_problem(problem, actual, &label, &mut report)?;
+    Ok(report)
+}
+
 /// Runs a kernel over a battery and judges every case. `progress` shows a bar on stderr.
 pub fn run_battery(
     kernel: &dyn Kernel,

@@ -226,7 +226,10 @@ fn run_case<T: Element>(
                 gamma: Some(gamma.iter().map(|v| v.to_bits()).collect()),
                 beta: params.beta.map(|b| b.iter().map(|v| v.to_bits()).collect()),
             };
-            let prepared = crate::adapters::candle::Prepared::from_problem(&problem)?;
+            let prepared = crate::adapters::candle::Prepared::from_problem(
+                &problem,
+                crate::adapters::candle::Route::Ops,
+            )?;
             drop(problem);
             prepared.run()?;
             let seconds = time_median(config.samples, config.min_sample, || {

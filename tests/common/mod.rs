@@ -1,18 +1,16 @@
-//! Shared by the kernel tests: a seeded battery of rows and a high-precision reference
-//! (exact rational statistics, a 1024-bit square root, one correct rounding).
+//! Shared by the kernel tests: a seeded set of row families (a different mix from the
+//! battery's, wider rows) and the library's correctly rounded reference for one row.
 
 #![allow(dead_code)]
 
 use normoracle::dtype::Dtype;
-use normoracle::problem::Op;
+use normoracle::problem::{Eps, EpsConvention, Op, Problem};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rug::{Float, Rational};
 
-const PREC: u32 = 1024;
-
-/// The correctly rounded outputs of one row: statistics exact in rationals, the square
-/// root and the quotient at 1024 bits, rounded once to `dt` through a double-double.
+/// The correctly rounded outputs of one row (ε inside), from `normoracle::exact::reference`
+/// (itself checked bit for bit against the independent slow path by `audit` and
+/// tests/reference.rs).
 pub fn reference_row(
     op: Op,
     dt: Dtype,
@@ -21,28 +19,20 @@ pub fn reference_row(
     beta: Option<&[u64]>,
     eps: f32,
 ) -> Vec<u64> {
-    let exact = |b: u64| dt.to_rational(b).expect("finite input");
-    let xs: Vec<Rational> = x.iter().map(|&b| exact(b)).collect();
-    let d = Rational::from(xs.len() as u64);
-    let mean = match op {
-        Op::LayerNorm => xs.iter().sum::<Rational>() / &d,
-        Op::RmsNorm => Rational::new(),
+    let problem = Problem {
+        op,
+        dtype: dt,
+        eps: Eps::from_f32(eps).expect("a valid eps"),
+        convention: EpsConvention::Inside,
+        rows: 1,
+        d: x.len(),
+        x: x.to_vec(),
+        gamma: gamma.map(<[u64]>::to_vec),
+        beta: beta.map(<[u64]>::to_vec),
     };
-    let dev: Vec<Rational> = xs.iter().map(|v| Rational::from(v - &mean)).collect();
-    let ms = dev.iter().map(|v| Rational::from(v * v)).sum::<Rational>() / &d;
-    let denom = ms + Rational::from_f64(eps as f64).unwrap();
-    let root = Float::with_val(PREC, &denom).sqrt();
-    dev.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let g = gamma.map_or(Rational::from(1), |g| exact(g[i]));
-            let b = beta.map_or(Rational::new(), |b| exact(b[i]));
-            let y = Float::with_val(PREC, Rational::from(v * &g)) / &root + b;
-            let hi = y.to_f64();
-            let lo = Float::with_val(PREC, &y - hi).to_f64();
-            dt.round_double_double(hi, lo)
-        })
-        .collect()
+    normoracle::exact::reference(&problem)
+        .expect("a valid problem")
+        .y
 }
 
 /// One test row: the data, optional parameters, ε and the family it came from.
