@@ -53,6 +53,9 @@ pub struct RowStats {
     /// stay representable where s itself (extreme f64 rows) may not.
     pub mean_over_scale: f64,
     pub mean_abs_over_scale: f64,
+    /// mean|x| as an f64 (each |x|/d summed, so it does not overflow), for products with
+    /// 1/s that must not underflow on the way (`times_over_scale`).
+    pub mean_abs: f64,
     /// σ = √q as an f64, for reports (may under- or overflow on extreme f64 rows).
     pub sigma: f64,
 }
@@ -82,6 +85,7 @@ impl RowStats {
             inv_scale: Float::new(SCALE_PRECISION),
             mean_over_scale: f64::NAN,
             mean_abs_over_scale: f64::NAN,
+            mean_abs: f64::NAN,
             sigma: f64::NAN,
         };
         if nonfinite || d == 0 {
@@ -137,9 +141,22 @@ impl RowStats {
             stats.mean_over_scale = (Float::with_val(64, &mean) * &stats.inv_scale).to_f64();
             stats.mean_abs_over_scale = (sum_abs / d as f64 * &stats.inv_scale).to_f64();
         }
+        stats.mean_abs = values.iter().map(|x| x.abs() / d as f64).sum();
         stats.mean = mean;
         stats.q = q;
         stats
+    }
+
+    /// g·v/s as an f64, with v/s never formed on its own: where that ratio under- or
+    /// overflows while g·v/s does not (a tiny x over a huge s times a huge γ), the product is
+    /// taken in MPFR's exponent range.
+    pub fn times_over_scale(&self, g: f64, v: f64) -> f64 {
+        let direct = g * self.over_scale(v);
+        let representable = direct.is_finite() && direct.abs() >= f64::MIN_POSITIVE;
+        if representable || g == 0.0 || v == 0.0 || !g.is_finite() || !v.is_finite() {
+            return direct;
+        }
+        (Float::with_val(64, v) * g * &self.inv_scale).to_f64()
     }
 
     /// v/s as an f64: in f64 on fast rows, through MPFR elsewhere (where s may not be an f64).

@@ -91,10 +91,16 @@ pub fn bound(dtype: Dtype, d: usize, stats: &RowStats, e: ElementTerms) -> f64 {
         Op::RmsNorm => (x_over_s, 0.0),
     };
     let g = e.gamma.abs();
-    let first_order = product(&[g, 2.0, l + 9.0, u, condition(stats, e.x)]);
+    // |γ_i|·κ_i, formed without κ_i alone (which underflows for a tiny x_i over a huge s while
+    // |γ_i|·κ_i does not: found by fuzzing, f64 rms_norm, x/s ≈ 1e-545, γ·x/s ≈ 4e-264).
+    let gamma_condition = match stats.op {
+        Op::LayerNorm => 2.0 * stats.times_over_scale(g, e.x.abs() / 2.0 + stats.mean_abs / 2.0),
+        Op::RmsNorm => stats.times_over_scale(g, e.x.abs()),
+    };
+    let first_order = product(&[2.0 * (l + 9.0) * u, gamma_condition]);
     let mean_error_squared = product(&[g, delta_over_s.abs(), e_mu_over_s, e_mu_over_s]);
     let parameters = u * (e.beta.abs() + e.y.abs());
-    let underflow = g * stats.over_scale(d as f64 * u_min);
+    let underflow = stats.times_over_scale(g, d as f64 * u_min);
     let b = SAFETY_FACTOR * (first_order + mean_error_squared + parameters + underflow);
     // κ past the f64 range (x/s overflows: a huge constant row with ε > 0) makes ∞ − ∞ in
     // δ/s; the model's bound there is unbounded, not undefined.
