@@ -30,8 +30,9 @@
 //! An output o passes the bound when |o − y_i| ≤ B_i + ulp(max(|o|, |y_i|)), the last term
 //! being the kernel's own final rounding to its output format. B_i and that comparison are
 //! evaluated with no intermediate rounding to 0 or ∞ (`Wide`; see `evaluate`), so a term
-//! whose factors under- or overflow on the way keeps its value; a non-finite output never
-//! lies within the bound.
+//! whose factors under- or overflow on the way keeps its value. An output ±∞ passes where the
+//! bound reaches the format's overflow threshold T on its side, |±T − y_i| ≤ B_i: there a
+//! kernel within the bound may round to ∞ (`bound_use`); a NaN output never passes.
 //!
 //! What it rejects: every classic bug makes an O(1) relative error on some family of the
 //! battery — one-pass variance (error ≈ u·κ² where the bound grows like u·κ), ε outside
@@ -292,7 +293,17 @@ fn evaluate(dtype: Dtype, op: Op, c: &Constants, row: &RowFactors, e: &ElementTe
 /// The output passes the bound when it is at most 1. Formed in f64 where |o − y| and the
 /// slack are finite f64s (one rounding each, as `Wide`'s), else in `Wide`: a slack past
 /// f64::MAX or a difference of two values near ±f64::MAX neither overflows nor accepts.
+///
+/// For o = ±∞ (y finite) it is |±T − y| / B, T = MAX + ulp(MAX)/2 the format's overflow
+/// threshold: a kernel whose unrounded result lies within B of y rounds to ±∞ exactly when
+/// that result reaches ±T (T already is the last rounding's, so no ulp of slack).
 pub fn bound_use(dtype: Dtype, o: f64, y: f64, b: Wide) -> f64 {
+    if o.is_infinite() && y.is_finite() {
+        let max = dtype.max_finite();
+        let threshold = Wide::of(max) + Wide::of(dtype.ulp_at(max)).scaled(-1);
+        let threshold = if o > 0.0 { threshold } else { -threshold };
+        return ((threshold - Wide::of(y)).abs() / b).to_f64();
+    }
     let ulp = dtype.ulp_at(o.abs().max(y.abs()));
     if let Some(b) = b.to_normal_f64() {
         let (difference, slack) = ((o - y).abs(), b + ulp);
@@ -303,8 +314,8 @@ pub fn bound_use(dtype: Dtype, o: f64, y: f64, b: Wide) -> f64 {
     ((Wide::of(o) - Wide::of(y)).abs() / (b + Wide::of(ulp))).to_f64()
 }
 
-/// Whether output value `o` lies within the bound of the exact value `y` (never for a
-/// non-finite o or y).
+/// Whether output value `o` lies within the bound of the exact value `y` (±∞ where the bound
+/// reaches the overflow threshold on its side; never NaN, never for a non-finite y).
 pub fn within_bound(dtype: Dtype, o: f64, y: f64, b: Wide) -> bool {
     bound_use(dtype, o, y, b) <= 1.0
 }
@@ -686,10 +697,36 @@ mod tests {
         assert!(within_bound(Dtype::F64, o, y, above));
         let used = bound_use(Dtype::F64, o, y, above);
         assert!((used - 3.4 / 3.5).abs() < 1e-12, "{used}");
-        // Never for a non-finite output, whatever the bound.
-        let unbounded = Wide::of(f64::INFINITY);
-        assert!(!within_bound(Dtype::F64, f64::INFINITY, y, unbounded));
-        assert!(!within_bound(Dtype::F64, f64::NEG_INFINITY, y, above));
+        // ±∞ where the bound reaches the overflow threshold T = 2^1024 − 2^970 on its side:
+        // from y = 1.7e308, T − y ≈ 9.77e306 and −T − y ≈ −3.498e308.
+        let threshold = Wide::of(1.0).scaled(1024) - Wide::of(1.0).scaled(970);
+        let gap = (threshold - Wide::of(y)).to_f64();
+        assert!((gap / 9.769313486231581e306 - 1.0).abs() < 1e-12, "{gap:e}");
+        let (reaching, short) = (Wide::of(gap), Wide::of(gap * (1.0 - 1e-15)));
+        assert!(within_bound(Dtype::F64, f64::INFINITY, y, reaching));
+        assert!(!within_bound(Dtype::F64, f64::INFINITY, y, short));
+        assert!(!within_bound(Dtype::F64, f64::NEG_INFINITY, y, reaching));
+        assert!(within_bound(Dtype::F64, f64::NEG_INFINITY, y, above));
+        // f32: T = MAX + 2^103.
+        let t32 = f32::MAX as f64 + 2f64.powi(103);
+        assert!(within_bound(
+            Dtype::F32,
+            f64::INFINITY,
+            1e38,
+            Wide::of(t32 - 1e38)
+        ));
+        assert!(!within_bound(
+            Dtype::F32,
+            f64::INFINITY,
+            1e38,
+            Wide::of(t32 - 1.0001e38)
+        ));
+        assert!(!within_bound(
+            Dtype::F64,
+            f64::NAN,
+            y,
+            Wide::of(f64::INFINITY)
+        ));
         // In range, the plain f64 ratio.
         let b = Wide::of(1e-3);
         let want = (1.0f64 - 1.0005).abs() / (1e-3 + Dtype::F64.ulp_at(1.0005));
