@@ -98,46 +98,82 @@ pub fn slow_reference(p: &Problem) -> Vec<Option<f64>> {
             let g = rat(p.gamma_at(i));
             let b = rat(p.beta_at(i));
             let num = Rational::from(x - &mean) * &g;
-            let scale = match p.convention {
-                EpsConvention::Inside => {
-                    Float::with_val(SLOW_PRECISION, Rational::from(&q + &eps)).sqrt()
+            let exact_zero = is_exact_value(p.convention, &num, &b, &q, &eps, &Rational::new());
+            let approx = |prec: u32| approximate_t(prec, p.convention, &num, &b, &q, &eps);
+            // An exact zero is +0 (MPFR may only approximate it, with either sign); any other
+            // t is approximated to 1100 bits relative, however deep the cancellation of
+            // γ(x−μ)/s against β (found by fuzzing: at a fixed 1200 bits, t ≈ −2^-727 from
+            // terms of 2^751 came out 0).
+            let mut v = 0.0;
+            if !exact_zero {
+                let mut prec = SLOW_PRECISION;
+                let (mut t, mut err_exp) = approx(prec);
+                while t.is_zero() || exponent(&t) - err_exp < RELATIVE_BITS {
+                    prec *= 2;
+                    (t, err_exp) = approx(prec);
                 }
-                EpsConvention::Outside => Float::with_val(SLOW_PRECISION, &q).sqrt() + &eps,
-            };
-            let t = Float::with_val(SLOW_PRECISION, &num) / scale + &b;
-            let t_rat = t.to_rational().expect("finite");
-            let (mut v, near) = round_rational(dt, &t_rat);
-            if let Some(m) = near {
-                if is_exact_value(p.convention, &num, &b, &q, &eps, &m) {
-                    // An exact tie (t may be irrational-looking in MPFR, e.g. √ of a square
-                    // with a factor 17, and land beside the midpoint): ties to even.
-                    v = round_rational(dt, &m).0;
-                } else {
-                    // Not a tie: t is within 2^-1000 quanta of a midpoint but not on it; its
-                    // side is the side of the approximation's error, decided at higher
-                    // precision.
-                    let t2 = Float::with_val(4 * SLOW_PRECISION, &num)
-                        / match p.convention {
-                            EpsConvention::Inside => {
-                                Float::with_val(4 * SLOW_PRECISION, Rational::from(&q + &eps))
-                                    .sqrt()
+                let near;
+                (v, near) = round_rational(dt, &t.to_rational().expect("finite"));
+                if let Some(m) = near {
+                    if is_exact_value(p.convention, &num, &b, &q, &eps, &m) {
+                        // An exact tie (t may be irrational-looking in MPFR, e.g. √ of a
+                        // square with a factor 17, and land beside the midpoint): ties to even.
+                        v = round_rational(dt, &m).0;
+                    } else {
+                        // Not a tie: t is within 2^-1000 quanta of the midpoint m but not on
+                        // it; its side is decided at the precision where the approximation's
+                        // error no longer reaches m.
+                        loop {
+                            let gap = Float::with_val(64, &t - Float::with_val(prec, &m));
+                            if !gap.is_zero() && exponent(&gap) > err_exp + 1 {
+                                break;
                             }
-                            EpsConvention::Outside => {
-                                Float::with_val(4 * SLOW_PRECISION, &q).sqrt() + &eps
-                            }
+                            prec *= 2;
+                            (t, err_exp) = approx(prec);
                         }
-                        + &b;
-                    v = round_rational(dt, &t2.to_rational().expect("finite")).0;
+                        v = round_rational(dt, &t.to_rational().expect("finite")).0;
+                    }
                 }
-            }
-            if v == 0.0 && is_exact_value(p.convention, &num, &b, &q, &eps, &Rational::new()) {
-                // An exact zero is +0; MPFR may only approximate it, with either sign.
-                v = 0.0;
             }
             out.push(Some(v));
         }
     }
     out
+}
+
+/// Bits of t's magnitude the approximation must be exact to: near-midpoint detection looks
+/// 2^-1000 quanta deep, and a quantum is at least 2^-53 of |t| in every format.
+const RELATIVE_BITS: i32 = 1100;
+
+/// MPFR's exponent of a nonzero value: 2^(e−1) ≤ |v| < 2^e.
+fn exponent(v: &Float) -> i32 {
+    v.get_exp().expect("nonzero and finite")
+}
+
+/// t = num/s + b at `prec` bits, and an exponent E with |t − t̃| < 2^E: num, √, the division
+/// (and ε's addition outside) each round once, at most 2^-prec relative, so the quotient errs by
+/// < 5·2^-prec of itself and the final addition by 2^-prec of t̃; E = max exponent − prec + 4.
+fn approximate_t(
+    prec: u32,
+    convention: EpsConvention,
+    num: &Rational,
+    b: &Rational,
+    q: &Rational,
+    eps: &Rational,
+) -> (Float, i32) {
+    let scale = match convention {
+        EpsConvention::Inside => Float::with_val(prec, Rational::from(q + eps)).sqrt(),
+        EpsConvention::Outside => Float::with_val(prec, q).sqrt() + eps,
+    };
+    let quotient = Float::with_val(prec, num) / scale;
+    let t = Float::with_val(prec, &quotient + b);
+    let largest = [&quotient, &t]
+        .iter()
+        .filter(|v| !v.is_zero())
+        .map(|v| exponent(v))
+        .max()
+        .unwrap_or(i32::MIN / 2);
+    (t, largest - prec as i32 + 4)
 }
 
 /// Whether num/s + b equals m exactly: sign agreement and squares (s² rational inside;
