@@ -3,7 +3,7 @@
 //! minimal reproducers, and the adapters' wiring (both routes pass where f32 suffices).
 #![cfg(feature = "candle")]
 
-use normoracle::adapters::{builtin, Kernel};
+use normoracle::adapters::builtin;
 use normoracle::dtype::Dtype;
 use normoracle::exact;
 use normoracle::judge::{self, Report};
