@@ -179,12 +179,12 @@ const VALUES_PER_TASK: usize = 1 << 16;
 /// [`Options`]). Errors (never panics) on d = 0, buffers too short for the layout, γ/β of
 /// the wrong length, ε negative or not finite, an unavailable instruction set.
 /// A row holding ±∞ or NaN comes out as NaN.
-pub fn normalize<T: Element>(
+pub fn normalize<'a, T: Element>(
     op: Op,
     x: &[T],
     y: &mut [T],
     layout: Layout,
-    params: Params<'_, T>,
+    params: Params<'a, T>,
     options: Options,
 ) -> Result<()> {
     layout.validate(x.len(), y.len())?;
@@ -211,9 +211,50 @@ pub fn normalize<T: Element>(
     }
     let x = &x[..layout.extent(layout.x_stride)];
     let y = &mut y[..layout.extent(layout.y_stride)];
-    // γ and β widened to f64 once per call, shared by every row.
-    let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v))).unwrap_or_default();
+    // A single f32 row reads γ and β as they are (widening them would cost about as much as
+    // the row). Otherwise they are widened to f64 once per call and shared by every row: the
+    // output pass then loads them as they are, with no conversion.
+    if layout.rows == 1 {
+        let as_f32 = |p: Option<&'a [T]>| p.map_or(Some(&[][..]), T::as_f32);
+        if let (Some(gamma), Some(beta)) = (as_f32(params.gamma), as_f32(params.beta)) {
+            let params = RowsParams {
+                gamma,
+                beta,
+                eps: params.eps,
+            };
+            run_rows(token, op, x, y, layout, params, options);
+            return Ok(());
+        }
+    }
+    let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v)));
     let (gamma, beta) = (widen(params.gamma), widen(params.beta));
+    let params = RowsParams {
+        gamma: gamma.as_deref().unwrap_or(&[]),
+        beta: beta.as_deref().unwrap_or(&[]),
+        eps: params.eps,
+    };
+    run_rows(token, op, x, y, layout, params, options);
+    Ok(())
+}
+
+/// γ, β (widened to `P`, empty when absent) and ε.
+#[derive(Clone, Copy)]
+struct RowsParams<'a, P> {
+    gamma: &'a [P],
+    beta: &'a [P],
+    eps: f32,
+}
+
+/// Every row, on rayon's pool when there are several tasks.
+fn run_rows<T: Element, P: row::Param>(
+    token: Token,
+    op: Op,
+    x: &[T],
+    y: &mut [T],
+    layout: Layout,
+    params: RowsParams<'_, P>,
+    options: Options,
+) {
     let rows_per_task = options
         .rows_per_task
         .unwrap_or_else(|| (VALUES_PER_TASK / layout.d).max(1))
@@ -227,8 +268,8 @@ pub fn normalize<T: Element>(
             x: &x[first_row * layout.x_stride..],
             y: y_rows,
             layout,
-            gamma: &gamma,
-            beta: &beta,
+            gamma: params.gamma,
+            beta: params.beta,
             eps: params.eps,
             stream,
         };
@@ -241,10 +282,9 @@ pub fn normalize<T: Element>(
             .enumerate()
             .for_each(|(i, y_rows)| task(i * rows_per_task, y_rows));
     }
-    Ok(())
 }
 
-/// Values widened to f64.
+/// Values widened (exactly) to f64.
 struct Widen<'a, T>(&'a [T]);
 
 impl<T: Element> Vectorized for Widen<'_, T> {
@@ -270,19 +310,19 @@ impl<T: Element> Vectorized for Widen<'_, T> {
 }
 
 /// A run of consecutive rows: `x` and `y` start at the first one; `gamma`/`beta` are
-/// widened to f64, empty when absent.
-struct Rows<'a, T> {
+/// widened to `P`, empty when absent.
+struct Rows<'a, T, P> {
     op: Op,
     x: &'a [T],
     y: &'a mut [T],
     layout: Layout,
-    gamma: &'a [f64],
-    beta: &'a [f64],
+    gamma: &'a [P],
+    beta: &'a [P],
     eps: f32,
     stream: bool,
 }
 
-impl<T: Element> Vectorized for Rows<'_, T> {
+impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
@@ -296,15 +336,9 @@ impl<T: Element> Vectorized for Rows<'_, T> {
     }
 }
 
-impl<T: Element> Rows<'_, T> {
+impl<T: Element, P: row::Param> Rows<'_, T, P> {
     #[inline(always)]
     fn each_row<S: Simd, const G: bool, const B: bool>(self, s: S) {
-        let Layout {
-            d,
-            x_stride,
-            y_stride,
-            ..
-        } = self.layout;
         let params = row::RowParams {
             op: self.op,
             gamma: self.gamma,
@@ -312,7 +346,30 @@ impl<T: Element> Rows<'_, T> {
             eps: self.eps,
             stream: self.stream,
         };
-        let mut scratch = row::Scratch::default();
+        // Buffers kept by each thread from call to call: no allocation, no zeroing.
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<row::Scratch> = Default::default();
+        }
+        // Taken out and put back (no closure: the rows must run in this function, compiled
+        // for the instruction set).
+        let mut scratch = SCRATCH.take();
+        self.rows_with::<S, G, B>(s, &params, &mut scratch);
+        SCRATCH.set(scratch);
+    }
+
+    #[inline(always)]
+    fn rows_with<S: Simd, const G: bool, const B: bool>(
+        self,
+        s: S,
+        params: &row::RowParams<'_, P>,
+        scratch: &mut row::Scratch,
+    ) {
+        let Layout {
+            d,
+            x_stride,
+            y_stride,
+            ..
+        } = self.layout;
         let rows = self.y.len().div_ceil(y_stride);
         for r in 0..rows {
             let next = if r + 1 < rows {
@@ -326,8 +383,8 @@ impl<T: Element> Rows<'_, T> {
                 y: &mut self.y[r * y_stride..r * y_stride + d],
             };
             match self.op {
-                Op::LayerNorm => row::layer_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
-                Op::RmsNorm => row::rms_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
+                Op::LayerNorm => row::layer_norm_row::<S, T, P, G, B>(s, row, params, scratch),
+                Op::RmsNorm => row::rms_norm_row::<S, T, P, G, B>(s, row, params, scratch),
             }
         }
         if self.stream {
