@@ -228,9 +228,12 @@ pub fn normalize<'a, T: Element>(
     }
     let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v)));
     let (gamma, beta) = (widen(params.gamma), widen(params.beta));
+    fn values(p: &Option<Vec<row::Line>>, d: usize) -> &[f64] {
+        p.as_deref().map_or(&[], |l| row::values(l, d))
+    }
     let params = RowsParams {
-        gamma: gamma.as_deref().unwrap_or(&[]),
-        beta: beta.as_deref().unwrap_or(&[]),
+        gamma: values(&gamma, layout.d),
+        beta: values(&beta, layout.d),
         eps: params.eps,
     };
     run_rows(token, op, x, y, layout, params, options);
@@ -284,27 +287,24 @@ fn run_rows<T: Element, P: row::Param>(
     }
 }
 
-/// Values widened (exactly) to f64.
+/// Values widened (exactly) to f64, on 64-byte aligned lines (the last one padded with
+/// zeros).
 struct Widen<'a, T>(&'a [T]);
 
 impl<T: Element> Vectorized for Widen<'_, T> {
-    type Output = Vec<f64>;
+    type Output = Vec<row::Line>;
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) -> Vec<f64> {
-        let n = self.0.len();
-        let mut out: Vec<f64> = Vec::with_capacity(n);
+    fn run<S: Simd>(self, s: S) -> Vec<row::Line> {
         let (chunks, tail) = self.0.as_chunks::<8>();
-        let (out_chunks, out_tail) = out.spare_capacity_mut()[..n].as_chunks_mut::<8>();
-        for (c, o) in chunks.iter().zip(out_chunks) {
-            for (slot, v) in o.iter_mut().zip(s.to_array(T::load(s, c))) {
-                slot.write(v);
+        let mut out: Vec<row::Line> = Vec::with_capacity(self.0.len().div_ceil(8));
+        out.extend(chunks.iter().map(|c| row::Line(s.to_array(T::load(s, c)))));
+        if !tail.is_empty() {
+            let mut line = row::Line::default();
+            for (slot, v) in line.0.iter_mut().zip(tail) {
+                *slot = T::DTYPE.to_f64(v.to_bits());
             }
+            out.push(line);
         }
-        for (v, slot) in tail.iter().zip(out_tail) {
-            slot.write(T::DTYPE.to_f64(v.to_bits()));
-        }
-        // SAFETY: the loops above wrote all n values (n/8 chunks of 8, then the tail).
-        unsafe { out.set_len(n) };
         out
     }
 }

@@ -106,6 +106,32 @@ fn load_padded<S: Simd, T: Element>(s: S, src: &[T]) -> S::V {
     T::load(s, &buf)
 }
 
+/// Eight f64 lanes on a cache line of their own (64-byte aligned): vector loads and
+/// stores of widened values never straddle two lines.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+pub(crate) struct Line(pub [f64; 8]);
+
+/// The lanes of consecutive lines.
+pub(crate) fn lanes(lines: &[Line]) -> &[[f64; 8]] {
+    // SAFETY: `Line` is `repr(C)` around one `[f64; 8]`, whose size (64) is a multiple of
+    // its alignment: a slice of lines is a slice of `[f64; 8]` with a stricter alignment.
+    unsafe { std::slice::from_raw_parts(lines.as_ptr().cast(), lines.len()) }
+}
+
+/// The lanes of consecutive lines, mutably.
+pub(crate) fn lanes_mut(lines: &mut [Line]) -> &mut [[f64; 8]] {
+    // SAFETY: as in `lanes`, and the borrow is exclusive.
+    unsafe { std::slice::from_raw_parts_mut(lines.as_mut_ptr().cast(), lines.len()) }
+}
+
+/// The first n values of consecutive lines (n ≤ 8 × lines).
+pub(crate) fn values(lines: &[Line], n: usize) -> &[f64] {
+    assert!(n <= 8 * lines.len());
+    // SAFETY: the lines hold 8 × lines.len() ≥ n contiguous, initialized f64 values.
+    unsafe { std::slice::from_raw_parts(lines.as_ptr().cast(), n) }
+}
+
 /// Σ(x − c) and Σ(x − c)², per lane.
 struct ShiftedSums<S: Simd> {
     shift: S::V,
@@ -342,9 +368,9 @@ fn widens<T: Element>(d: usize) -> bool {
 
 /// Sizes `wide` for a row of width d: d/8 vectors where [`widens`], else empty.
 #[inline(always)]
-fn prepare_wide<T: Element>(wide: &mut Vec<[f64; 8]>, d: usize) {
+fn prepare_wide<T: Element>(wide: &mut Vec<Line>, d: usize) {
     if widens::<T>(d) {
-        wide.resize(d.div_ceil(8), [0.0; 8]);
+        wide.resize(d.div_ceil(8), Line::default());
     } else {
         wide.clear();
     }
@@ -364,7 +390,7 @@ pub(crate) struct Scratch {
     /// Elements of the current row to decide exactly.
     near_ties: Vec<u32>,
     /// The current row widened to f64 (where [`widens`]), else empty.
-    wide: Vec<[f64; 8]>,
+    wide: Vec<Line>,
     /// Per whole vector of the row: the lanes its store reported (see [`Simd`]).
     flags: Vec<u8>,
 }
@@ -496,6 +522,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         wide,
         flags,
     } = scratch;
+    let wide = lanes(wide);
     let use_wide = T::WIDEN_ONCE && !wide.is_empty();
     let stream = p.stream && (y.as_ptr() as usize).is_multiple_of(16);
     let (xc, xt) = x.as_chunks::<8>();
@@ -718,7 +745,7 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
     scratch: &mut Scratch,
 ) {
     prepare_wide::<T>(&mut scratch.wide, row.x.len());
-    let Some(stats) = layer_norm_stats(s, row.x, &mut scratch.wide) else {
+    let Some(stats) = layer_norm_stats(s, row.x, lanes_mut(&mut scratch.wide)) else {
         return fill_nan(row.y);
     };
     let c = CenteredConstants {
@@ -741,7 +768,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     prepare_wide::<T>(&mut scratch.wide, row.x.len());
     let sum_sq = s.isolated(SquaresPass {
         x: row.x,
-        wide: &mut scratch.wide,
+        wide: lanes_mut(&mut scratch.wide),
     });
     if !sum_sq.is_finite() {
         return fill_nan(row.y);

@@ -146,8 +146,7 @@ pub trait Simd: Copy + Send + Sync {
     }
     /// Orders the streamed stores before later stores.
     fn fence(self) {}
-    /// Asks for the cache line holding `p` into the second-level cache (a hint; it never
-    /// faults, whatever the address).
+    /// Asks for the cache line holding `p` (a hint; it never faults, whatever the address).
     fn prefetch(self, _p: *const u8) {}
     /// Bit l set where lane l's bit pattern, in its low `half_bit + 1` bits, is within `k`
     /// of `1 << half_bit`: an f64 within k ulps of a rounding midpoint of a format whose

@@ -326,7 +326,7 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn prefetch(self, p: *const u8) {
         // SAFETY: a prefetch is a hint and never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T1>(p as *const i8) }
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
     }
     #[inline(always)]
     fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8 {
@@ -493,7 +493,7 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     #[inline(always)]
     fn prefetch(self, p: *const u8) {
         // SAFETY: a prefetch is a hint and never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T1>(p as *const i8) }
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
     }
     #[inline(always)]
     fn near_midpoint(self, v: __m512d, half_bit: u32, k: u64) -> u8 {
