@@ -297,7 +297,10 @@ impl<T: Element> Vectorized for Widen<'_, T> {
     fn run<S: Simd>(self, s: S) -> Vec<row::Line> {
         let (chunks, tail) = self.0.as_chunks::<8>();
         let mut out: Vec<row::Line> = Vec::with_capacity(self.0.len().div_ceil(8));
-        out.extend(chunks.iter().map(|c| row::Line(s.to_array(T::load(s, c)))));
+        // A plain loop: a closure would be compiled without the instruction set.
+        for c in chunks {
+            out.push(row::Line(s.to_array(T::load(s, c))));
+        }
         if !tail.is_empty() {
             let mut line = row::Line::default();
             for (slot, v) in line.0.iter_mut().zip(tail) {
