@@ -38,18 +38,21 @@ use crate::exact::{ElementInput, RowKind, RowStats};
 use crate::problem::{EpsConvention, Op};
 
 /// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
-/// (the partial tail vector, zero-padded, into accumulator 1 through `fold_tail`).
+/// (the partial tail vector, zero-padded, into accumulator 1 through `fold_tail`). Each
+/// vector x is first `prepare`d (LayerNorm: t = x − c; RMSNorm: t = x), then folded.
 trait Fold<S: Simd> {
     type Acc: Copy;
-    fn fold(&self, s: S, acc: Self::Acc, x: S::V) -> Self::Acc;
-    /// Folds the last, partial vector: lanes `len..8` hold zeros.
-    fn fold_tail(&self, s: S, acc: Self::Acc, x: S::V, len: usize) -> Self::Acc;
+    fn prepare(&self, s: S, x: S::V) -> S::V;
+    fn fold(&self, s: S, acc: Self::Acc, t: S::V) -> Self::Acc;
+    /// Folds the last, partial vector (prepared from x padded with zeros): lanes `len..8`
+    /// must not count.
+    fn fold_tail(&self, s: S, acc: Self::Acc, t: S::V, len: usize) -> Self::Acc;
 }
 
 /// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
 /// (the partial tail vector, zero-padded, into accumulator 1). Formats that widen once
-/// (see [`widens`]) also keep the widened vectors in `wide` for the output pass; `wide` is
-/// empty otherwise.
+/// (see [`widens`]) also keep the prepared vectors (t) in `wide` for the output pass, which
+/// then starts from t; `wide` is empty otherwise.
 #[inline(always)]
 fn reduce<S: Simd, T: Element, F: Fold<S>>(
     s: S,
@@ -65,7 +68,8 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
         let (wide_pairs, wide_rest) = wide.split_at_mut(2 * pairs.len());
         let (wide_pairs, _) = wide_pairs.as_chunks_mut::<2>();
         for (p, w) in pairs.iter().zip(wide_pairs.iter_mut()) {
-            let (a, b) = (T::load(s, &p[0]), T::load(s, &p[1]));
+            let a = f.prepare(s, T::load(s, &p[0]));
+            let b = f.prepare(s, T::load(s, &p[1]));
             w[0] = s.to_array(a);
             w[1] = s.to_array(b);
             acc[0] = f.fold(s, acc[0], a);
@@ -73,27 +77,29 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
         }
         let mut w = wide_rest.iter_mut();
         if let [c] = rest {
-            let a = T::load(s, c);
+            let a = f.prepare(s, T::load(s, c));
             *w.next().expect("sized for every vector") = s.to_array(a);
             acc[0] = f.fold(s, acc[0], a);
         }
         if !tail.is_empty() {
-            let a = load_padded(s, tail);
+            let a = f.prepare(s, load_padded(s, tail));
             *w.next().expect("sized for every vector") = s.to_array(a);
             acc[1] = f.fold_tail(s, acc[1], a, tail.len());
         }
     } else {
         let (pairs, rest) = chunks.as_chunks::<2>();
         for p in pairs {
-            let (a, b) = (T::load(s, &p[0]), T::load(s, &p[1]));
+            let a = f.prepare(s, T::load(s, &p[0]));
+            let b = f.prepare(s, T::load(s, &p[1]));
             acc[0] = f.fold(s, acc[0], a);
             acc[1] = f.fold(s, acc[1], b);
         }
         if let [c] = rest {
-            acc[0] = f.fold(s, acc[0], T::load(s, c));
+            acc[0] = f.fold(s, acc[0], f.prepare(s, T::load(s, c)));
         }
         if !tail.is_empty() {
-            acc[1] = f.fold_tail(s, acc[1], load_padded(s, tail), tail.len());
+            let t = f.prepare(s, load_padded(s, tail));
+            acc[1] = f.fold_tail(s, acc[1], t, tail.len());
         }
     }
     acc
@@ -140,17 +146,19 @@ struct ShiftedSums<S: Simd> {
 impl<S: Simd> Fold<S> for ShiftedSums<S> {
     type Acc = (S::V, S::V);
     #[inline(always)]
-    fn fold(&self, s: S, (sum, sum_sq): Self::Acc, x: S::V) -> Self::Acc {
-        let t = s.sub(x, self.shift);
+    fn prepare(&self, s: S, x: S::V) -> S::V {
+        s.sub(x, self.shift)
+    }
+    #[inline(always)]
+    fn fold(&self, s: S, (sum, sum_sq): Self::Acc, t: S::V) -> Self::Acc {
         (s.add(sum, t), s.fma(t, t, sum_sq))
     }
     #[inline(always)]
-    fn fold_tail(&self, s: S, acc: Self::Acc, x: S::V, len: usize) -> Self::Acc {
-        // Padding lanes would contribute 0 − c: zero them.
-        let mut t = s.to_array(s.sub(x, self.shift));
+    fn fold_tail(&self, s: S, acc: Self::Acc, t: S::V, len: usize) -> Self::Acc {
+        // Padding lanes hold 0 − c: zero them.
+        let mut t = s.to_array(t);
         t[len..].fill(0.0);
-        let t = s.load_lanes(t);
-        (s.add(acc.0, t), s.fma(t, t, acc.1))
+        self.fold(s, acc, s.load_lanes(t))
     }
 }
 
@@ -160,11 +168,16 @@ struct SumOfSquares;
 impl<S: Simd> Fold<S> for SumOfSquares {
     type Acc = S::V;
     #[inline(always)]
+    fn prepare(&self, _s: S, x: S::V) -> S::V {
+        x
+    }
+    #[inline(always)]
     fn fold(&self, s: S, acc: S::V, x: S::V) -> S::V {
         s.fma(x, x, acc)
     }
     #[inline(always)]
     fn fold_tail(&self, s: S, acc: S::V, x: S::V, _len: usize) -> S::V {
+        // Padding lanes hold zeros, whose squares add nothing.
         self.fold(s, acc, x)
     }
 }
@@ -224,9 +237,12 @@ impl<T: Element> Vectorized for SquaresPass<'_, T> {
     }
 }
 
-/// The normalized value z of one vector, before γ and β.
+/// The normalized value z of one vector, before γ and β: from x, or from t, x prepared by
+/// the statistics pass ([`Fold::prepare`]) and kept by rows widened once. Both give the same
+/// bits (z from x computes t first, the same way).
 trait Normalize<S: Simd>: Copy {
     fn z(&self, s: S, x: S::V) -> S::V;
+    fn z_prepared(&self, s: S, t: S::V) -> S::V;
 }
 
 /// A row's statistics as scalars, turned into vectors inside the loops that use them.
@@ -246,8 +262,11 @@ struct Centered<S: Simd> {
 impl<S: Simd> Normalize<S> for Centered<S> {
     #[inline(always)]
     fn z(&self, s: S, x: S::V) -> S::V {
-        let dev = s.sub(s.sub(x, self.shift), self.mean_shifted);
-        s.mul(dev, self.scale)
+        self.z_prepared(s, s.sub(x, self.shift))
+    }
+    #[inline(always)]
+    fn z_prepared(&self, s: S, t: S::V) -> S::V {
+        s.mul(s.sub(t, self.mean_shifted), self.scale)
     }
 }
 
@@ -281,6 +300,10 @@ impl<S: Simd> Normalize<S> for Scaled<S> {
     #[inline(always)]
     fn z(&self, s: S, x: S::V) -> S::V {
         s.mul(x, self.scale)
+    }
+    #[inline(always)]
+    fn z_prepared(&self, s: S, t: S::V) -> S::V {
+        self.z(s, t)
     }
 }
 
@@ -495,12 +518,12 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
         let zero = s.splat(0.0);
         let g = if G { P::load(s, &self.gamma[j]) } else { zero };
         let b = if B { P::load(s, &self.beta[j]) } else { zero };
-        let xv = if WIDE {
-            s.load_lanes(self.wide[j])
+        let z = if WIDE {
+            n.z_prepared(s, s.load_lanes(self.wide[j]))
         } else {
-            T::load(s, &self.x[j])
+            n.z(s, T::load(s, &self.x[j]))
         };
-        affine::<S, G, B>(s, n.z(s, xv), g, b)
+        affine::<S, G, B>(s, z, g, b)
     }
 }
 
@@ -591,12 +614,12 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     if !xt.is_empty() {
         let g = if G { load_padded_param(s, gt) } else { zero };
         let b = if B { load_padded_param(s, bt) } else { zero };
-        let xv = if use_wide {
-            s.load_lanes(wide[xc.len()])
+        let z = if use_wide {
+            n.z_prepared(s, s.load_lanes(wide[xc.len()]))
         } else {
-            load_padded(s, xt)
+            n.z(s, load_padded(s, xt))
         };
-        let out = affine::<S, G, B>(s, n.z(s, xv), g, b);
+        let out = affine::<S, G, B>(s, z, g, b);
         let mut buf = [T::default(); 8];
         let valid = ((1u16 << yt.len()) - 1) as u8;
         let flagged = T::store(s, out, &mut buf) & valid;
