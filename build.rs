@@ -19,6 +19,31 @@ fn main() {
         "cargo:rustc-env=NORMORACLE_GIT_COMMIT={commit}{}",
         if dirty { "-dirty" } else { "" }
     );
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/index");
+    // Where git keeps HEAD, the index and the branch's ref: in a linked worktree `.git` is a
+    // file and they live elsewhere (a missing `.git/HEAD` would rerun this script, and rebuild
+    // the crate, on every build).
+    let git_path = |name: &str| {
+        std::process::Command::new("git")
+            .args(["rev-parse", "--git-path", name])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let branch = std::process::Command::new("git")
+        .args(["symbolic-ref", "-q", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let watched = ["HEAD", "index"]
+        .into_iter()
+        .map(String::from)
+        .chain(branch)
+        .filter_map(|name| git_path(&name))
+        .filter(|path| std::path::Path::new(path).exists());
+    for path in watched {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    println!("cargo:rerun-if-changed=build.rs");
 }

@@ -23,6 +23,7 @@ pub mod npy;
 pub mod problem;
 pub mod problem_io;
 pub mod theorems;
+pub mod wide;
 pub mod zoo;
 
 pub use dtype::Dtype;

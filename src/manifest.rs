@@ -54,6 +54,42 @@ pub fn write_cases(
     seed: u64,
     random_cases: usize,
 ) -> Result<usize> {
+    let mut battery = Vec::new();
+    for &op in ops {
+        for &dtype in dtypes {
+            let mut config = BatteryConfig::new(op, dtype, seed);
+            config.convention = convention;
+            config.random_cases = random_cases;
+            battery.extend(cases::battery(&config));
+        }
+    }
+    write_problems(
+        dir,
+        seed,
+        battery.iter().map(|c| DiskCase {
+            id: c.id,
+            family: c.family.name(),
+            problem: &c.problem,
+        }),
+    )
+}
+
+/// One problem to write into a cases directory: its id (unique per op and dtype) and the
+/// label its outputs are tallied under (a battery family, a probe's name...).
+#[derive(Debug, Clone, Copy)]
+pub struct DiskCase<'a> {
+    pub id: usize,
+    pub family: &'a str,
+    pub problem: &'a Problem,
+}
+
+/// Writes problems (x, γ, β as .npy files) and their manifest into `dir`, for any driver
+/// that reads `normoracle cases` directories; returns the case count.
+pub fn write_problems<'a>(
+    dir: &Path,
+    seed: u64,
+    cases: impl IntoIterator<Item = DiskCase<'a>>,
+) -> Result<usize> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
     let mut manifest = Manifest {
@@ -62,44 +98,37 @@ pub fn write_cases(
         storage: "f16 '<f2', bf16 '<u2' (bit patterns), f32 '<f4', f64 '<f8'".into(),
         cases: Vec::new(),
     };
-    for &op in ops {
-        for &dtype in dtypes {
-            let mut config = BatteryConfig::new(op, dtype, seed);
-            config.convention = convention;
-            config.random_cases = random_cases;
-            for case in cases::battery(&config) {
-                let p = &case.problem;
-                let stem = format!("{op}_{dtype}_{:04}", case.id);
-                let write = |suffix: &str, shape: Vec<usize>, bits: &[u64]| -> Result<String> {
-                    let name = format!("{stem}_{suffix}.npy");
-                    npy::write(&dir.join(&name), &npy::from_bits(shape, dtype, bits)?)?;
-                    Ok(name)
-                };
-                manifest.cases.push(ManifestCase {
-                    id: case.id,
-                    op: op.name().into(),
-                    dtype: dtype.name().into(),
-                    eps_bits: format!("0x{:08x}", p.eps.value().to_bits()),
-                    eps: p.eps.value(),
-                    convention: convention.name().into(),
-                    family: case.family.name().into(),
-                    rows: p.rows,
-                    d: p.d,
-                    x: write("x", vec![p.rows, p.d], &p.x)?,
-                    gamma: p
-                        .gamma
-                        .as_ref()
-                        .map(|g| write("gamma", vec![p.d], g))
-                        .transpose()?,
-                    beta: p
-                        .beta
-                        .as_ref()
-                        .map(|b| write("beta", vec![p.d], b))
-                        .transpose()?,
-                    y: format!("{stem}_y.npy"),
-                });
-            }
-        }
+    for case in cases {
+        let p = case.problem;
+        let stem = format!("{}_{}_{:04}", p.op, p.dtype, case.id);
+        let write = |suffix: &str, shape: Vec<usize>, bits: &[u64]| -> Result<String> {
+            let name = format!("{stem}_{suffix}.npy");
+            npy::write(&dir.join(&name), &npy::from_bits(shape, p.dtype, bits)?)?;
+            Ok(name)
+        };
+        manifest.cases.push(ManifestCase {
+            id: case.id,
+            op: p.op.name().into(),
+            dtype: p.dtype.name().into(),
+            eps_bits: format!("0x{:08x}", p.eps.value().to_bits()),
+            eps: p.eps.value(),
+            convention: p.convention.name().into(),
+            family: case.family.into(),
+            rows: p.rows,
+            d: p.d,
+            x: write("x", vec![p.rows, p.d], &p.x)?,
+            gamma: p
+                .gamma
+                .as_ref()
+                .map(|g| write("gamma", vec![p.d], g))
+                .transpose()?,
+            beta: p
+                .beta
+                .as_ref()
+                .map(|b| write("beta", vec![p.d], b))
+                .transpose()?,
+            y: format!("{stem}_y.npy"),
+        });
     }
     let text = serde_json::to_string_pretty(&manifest).expect("manifest serializes");
     std::fs::write(dir.join(MANIFEST), text)
@@ -116,38 +145,45 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
         .map_err(|e| Error::input(format!("{}: malformed manifest: {e}", path.display())))
 }
 
-/// Judges every case of a directory whose outputs exist: one report per (op, dtype), and the
-/// number of cases whose outputs are missing.
-pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<(Vec<Report>, usize)> {
+/// A case read back from a directory.
+#[derive(Debug, Clone)]
+pub struct ReadCase {
+    pub id: usize,
+    pub family: String,
+    pub problem: Problem,
+    /// The outputs a driver wrote, None where it wrote none.
+    pub outputs: Option<Vec<u64>>,
+}
+
+/// Every case of a directory with the outputs written so far, and the manifest's seed.
+pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
     let manifest = read_manifest(dir)?;
-    let mut reports: Vec<Report> = Vec::new();
-    let mut missing = 0;
-    for c in &manifest.cases {
+    let mut out = Vec::with_capacity(manifest.cases.len());
+    for c in manifest.cases {
         let op: Op = c.op.parse()?;
         let dtype: Dtype = c.dtype.parse()?;
-        let convention: EpsConvention = c.convention.parse()?;
-        let y_path = dir.join(&c.y);
-        if !y_path.exists() {
-            missing += 1;
-            continue;
-        }
         let read_bits = |name: &str, what: &str| -> Result<(Vec<usize>, Vec<u64>)> {
             let a = npy::read(&dir.join(name))?;
             Ok((a.shape.clone(), npy::bits_of(&a, dtype, what)?))
         };
         let (shape, x) = read_bits(&c.x, "x")?;
-        let (y_shape, y) = read_bits(&c.y, "y")?;
-        if y_shape != shape {
-            return Err(Error::input(format!(
-                "{}: shape {y_shape:?}, expected {shape:?}",
-                c.y
-            )));
-        }
+        let outputs = if dir.join(&c.y).exists() {
+            let (y_shape, y) = read_bits(&c.y, "y")?;
+            if y_shape != shape {
+                return Err(Error::input(format!(
+                    "{}: shape {y_shape:?}, expected {shape:?}",
+                    c.y
+                )));
+            }
+            Some(y)
+        } else {
+            None
+        };
         let problem = Problem {
             op,
             dtype,
             eps: Eps::from_bits_text(&c.eps_bits)?,
-            convention,
+            convention: c.convention.parse()?,
             rows: c.rows,
             d: c.d,
             x,
@@ -162,16 +198,78 @@ pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<(Vec<Report>, usize)> 
                 .map(|b| read_bits(b, "beta").map(|t| t.1))
                 .transpose()?,
         };
+        out.push(ReadCase {
+            id: c.id,
+            family: c.family,
+            problem,
+            outputs,
+        });
+    }
+    Ok((manifest.seed, out))
+}
+
+/// Removes every output file of a directory, so that the next driver starts clean (a driver
+/// that skips a case must not leave an earlier driver's outputs to be judged as its own).
+pub fn clear_outputs(dir: &Path) -> Result<()> {
+    for c in read_manifest(dir)?.cases {
+        let y = dir.join(&c.y);
+        if y.exists() {
+            std::fs::remove_file(&y)
+                .map_err(|e| Error::io(format!("cannot remove {}: {e}", y.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// The verdicts on a directory's outputs.
+#[derive(Debug, Clone)]
+pub struct DirVerdicts {
+    /// One report per (op, dtype) with at least one case judged, in manifest order.
+    pub reports: Vec<Report>,
+    /// Cases without outputs, per (op, dtype) (only those with some).
+    pub missing: Vec<(Op, Dtype, usize)>,
+}
+
+impl DirVerdicts {
+    pub fn missing_total(&self) -> usize {
+        self.missing.iter().map(|m| m.2).sum()
+    }
+
+    pub fn missing_for(&self, op: Op, dtype: Dtype) -> usize {
+        self.missing
+            .iter()
+            .find(|m| m.0 == op && m.1 == dtype)
+            .map_or(0, |m| m.2)
+    }
+}
+
+/// Judges every case of a directory whose outputs exist: one report per (op, dtype), and the
+/// cases whose outputs are missing.
+pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<DirVerdicts> {
+    let (seed, cases) = read_cases(dir)?;
+    let mut verdicts = DirVerdicts {
+        reports: Vec::new(),
+        missing: Vec::new(),
+    };
+    for c in cases {
+        let (op, dtype) = (c.problem.op, c.problem.dtype);
+        let Some(y) = &c.outputs else {
+            match verdicts
+                .missing
+                .iter_mut()
+                .find(|m| m.0 == op && m.1 == dtype)
+            {
+                Some(m) => m.2 += 1,
+                None => verdicts.missing.push((op, dtype, 1)),
+            }
+            continue;
+        };
+        let reports = &mut verdicts.reports;
         let index = match reports.iter().position(|r| r.op == op && r.dtype == dtype) {
             Some(i) => i,
             None => {
-                reports.push(Report::new(
-                    kernel_name,
-                    op,
-                    dtype,
-                    convention,
-                    Some(manifest.seed),
-                ));
+                let convention = c.problem.convention;
+                reports.push(Report::new(kernel_name, op, dtype, convention, Some(seed)));
                 reports.len() - 1
             }
         };
@@ -179,9 +277,9 @@ pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<(Vec<Report>, usize)> 
             case: Some(c.id),
             family: c.family.clone(),
         };
-        judge::judge_problem(&problem, &y, &label, &mut reports[index])?;
+        judge::judge_problem(&c.problem, y, &label, &mut reports[index])?;
     }
-    Ok((reports, missing))
+    Ok(verdicts)
 }
 
 #[cfg(test)]
@@ -227,10 +325,15 @@ mod tests {
             )
             .unwrap();
         }
-        let (reports, missing) = judge_dir(dir.path(), "driver").unwrap();
-        assert_eq!(missing, 1);
-        assert_eq!(reports.len(), 1);
-        assert!(reports[0].passed());
-        assert_eq!(reports[0].cases, n - 1);
+        let verdicts = judge_dir(dir.path(), "driver").unwrap();
+        assert_eq!(verdicts.missing, vec![(Op::RmsNorm, Dtype::BF16, 1)]);
+        assert_eq!(verdicts.reports.len(), 1);
+        assert!(verdicts.reports[0].passed());
+        assert_eq!(verdicts.reports[0].cases, n - 1);
+        // Cleared, nothing is left to judge.
+        clear_outputs(dir.path()).unwrap();
+        let verdicts = judge_dir(dir.path(), "driver").unwrap();
+        assert!(verdicts.reports.is_empty());
+        assert_eq!(verdicts.missing_total(), n);
     }
 }

@@ -2,28 +2,32 @@
 //! Mathematical Functions" tables for libm. Every available kernel (builtins, the C example
 //! compiled with the system's `cc`, the Python drivers whose packages import) runs the battery;
 //! each (kernel, op, dtype) gets its verdict, max ULP, % correctly rounded, % faithful, the worst
-//! input family, the largest |μ|/σ at which it still passes, and a reproducer of its worst case.
+//! input family, the largest |μ|/σ at which it still passes, the classic bugs it shows on their
+//! minimal reproducers, and a reproducer of its worst case. Every kernel answers the same
+//! problems: in process, through the C ABI, or through a Python driver over .npy files.
 
 use crate::adapters::{self, dylib::DylibKernel, Kernel};
 use crate::artifacts::format::Table;
 use crate::artifacts::progress;
-use crate::cases::rng::Rng;
-use crate::cases::BatteryConfig;
+use crate::cases::{probes, BatteryConfig};
 use crate::error::Result;
-use crate::judge::{self, ProblemLabel, Report};
-use crate::manifest;
-use crate::problem::{Eps, EpsConvention, Op, Problem};
+use crate::judge::{self, Report};
+use crate::manifest::{self, DiskCase};
+use crate::problem::{EpsConvention, Op, Problem};
 use crate::Dtype;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The narrow formats the zoo covers (the C ABI's).
+/// The formats the zoo covers by default (the C ABI's).
 pub const ZOO_DTYPES: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::BF16];
 
 /// What the zoo runs.
 #[derive(Debug, Clone)]
 pub struct ZooConfig {
     pub seed: u64,
+    /// The ops and dtypes to cover (every one, and [`ZOO_DTYPES`], by default).
+    pub ops: Vec<Op>,
+    pub dtypes: Vec<Dtype>,
     pub random_cases: usize,
     /// Builtin kernels to include (names `fuzz --builtin` accepts).
     pub builtins: Vec<String>,
@@ -34,19 +38,33 @@ pub struct ZooConfig {
     pub progress: bool,
 }
 
+/// Where a kernel stands for one (op, dtype).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZooVerdict {
+    Pass,
+    Fail,
+    /// The kernel has no such op or dtype (a driver wrote no output for any of its cases).
+    Unsupported,
+}
+
 /// One line of the table.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ZooRow {
     pub kernel: String,
     pub op: Op,
     pub dtype: Dtype,
-    pub passed: bool,
+    pub verdict: ZooVerdict,
     pub max_ulp: u64,
     pub percent_correctly_rounded: f64,
     pub percent_faithful: f64,
     pub worst_family: String,
-    /// Largest |μ|/σ = 10^k (k = 0..8) at which the kernel still passes; None if it fails at 1.
+    /// Largest |μ|/σ = 10^k (k = 0..8, while the format holds it) at which the kernel passes
+    /// every smaller ratio too; None if it fails already at 1 (or is unsupported).
     pub max_mean_ratio_passing: Option<f64>,
+    /// The classic bugs it shows on their minimal reproducers (`cases::probes`), each with
+    /// what the kernel gave.
+    pub findings: Vec<String>,
     pub reproducer: String,
 }
 
@@ -63,10 +81,99 @@ pub fn worst_family(report: &Report) -> String {
         .unwrap_or_default()
 }
 
+/// A targeted problem every kernel answers next to the battery.
+#[derive(Debug, Clone)]
+struct Extra {
+    problem: Problem,
+    kind: ExtraKind,
+}
+
+#[derive(Debug, Clone)]
+enum ExtraKind {
+    /// A row of the mean-offset sweep, at this |μ|/σ.
+    MeanOffset(f64),
+    Probe {
+        name: &'static str,
+        bug: &'static str,
+    },
+}
+
+/// The sweep and the probes of every (op, dtype) of the zoo, in a fixed order.
+fn extras(cfg: &ZooConfig) -> Vec<Extra> {
+    let mut out = Vec::new();
+    for &op in &cfg.ops {
+        for &dtype in &cfg.dtypes {
+            for (ratio, problem) in probes::mean_offset_sweep(op, dtype, cfg.seed) {
+                out.push(Extra {
+                    problem,
+                    kind: ExtraKind::MeanOffset(ratio),
+                });
+            }
+            for p in probes::probes(op, dtype) {
+                out.push(Extra {
+                    problem: p.problem,
+                    kind: ExtraKind::Probe {
+                        name: p.name,
+                        bug: p.bug,
+                    },
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What a kernel's outputs for the extras of (op, dtype) say: the largest mean ratio it
+/// passes (and every smaller one), and the findings of the probes it fails. `outputs[i]` is
+/// the kernel's answer to `extras[i]` (None: it gave none).
+fn read_extras(
+    extras: &[Extra],
+    outputs: &[Option<Vec<u64>>],
+    op: Op,
+    dtype: Dtype,
+) -> Result<(Option<f64>, Vec<String>)> {
+    let mut ratio_reached = None;
+    let mut sweep_broken = false;
+    let mut findings = Vec::new();
+    for (extra, output) in extras.iter().zip(outputs) {
+        let p = &extra.problem;
+        if p.op != op || p.dtype != dtype {
+            continue;
+        }
+        let report = match output {
+            Some(y) => Some(judge::judge_single(p, y, "zoo", "extra")?),
+            None => None,
+        };
+        let passed = report.as_ref().is_some_and(Report::passed);
+        match extra.kind {
+            ExtraKind::MeanOffset(ratio) => {
+                sweep_broken |= !passed;
+                if !sweep_broken {
+                    ratio_reached = Some(ratio);
+                }
+            }
+            ExtraKind::Probe { bug, .. } if !passed => {
+                let symptom = report.as_ref().map_or("no output".into(), symptom);
+                findings.push(format!("{bug}: {symptom}"));
+            }
+            ExtraKind::Probe { .. } => {}
+        }
+    }
+    Ok((ratio_reached, findings))
+}
+
+/// How a failed probe's outputs went wrong, in a few words: its first wrong element.
+fn symptom(report: &Report) -> String {
+    match report.failures.first() {
+        Some(f) => format!("gives {} for {}", f.actual, f.expected),
+        None => "the kernel failed".into(),
+    }
+}
+
 fn row_from_report(
     kernel: &str,
     report: &Report,
-    ratio: Option<f64>,
+    (ratio, findings): (Option<f64>, Vec<String>),
     reproducer: String,
 ) -> ZooRow {
     let t = &report.tally;
@@ -74,83 +181,67 @@ fn row_from_report(
         kernel: kernel.to_string(),
         op: report.op,
         dtype: report.dtype,
-        passed: report.passed(),
+        verdict: if report.passed() {
+            ZooVerdict::Pass
+        } else {
+            ZooVerdict::Fail
+        },
         max_ulp: t.max_ulp,
         percent_correctly_rounded: t.percent_correctly_rounded(),
         percent_faithful: t.percent_faithful(),
         worst_family: worst_family(report),
         max_mean_ratio_passing: ratio,
+        findings,
         reproducer,
     }
 }
 
-/// Rows of N(μ, 1) with μ = ratio (rounded to the format), d = 256, 4 rows.
-fn mean_offset_problem(op: Op, dtype: Dtype, ratio: f64, seed: u64) -> Problem {
-    let mut rng = Rng::new(seed, ratio.to_bits());
-    let (rows, d) = (4, 256);
-    Problem {
+fn unsupported_row(kernel: &str, op: Op, dtype: Dtype, reproducer: String) -> ZooRow {
+    ZooRow {
+        kernel: kernel.to_string(),
         op,
         dtype,
-        eps: Eps::from_f32(1e-5).expect("valid"),
-        convention: EpsConvention::Inside,
-        rows,
-        d,
-        x: (0..rows * d)
-            .map(|_| dtype.round_f64(ratio + rng.normal()))
-            .collect(),
-        gamma: None,
-        beta: None,
+        verdict: ZooVerdict::Unsupported,
+        max_ulp: 0,
+        percent_correctly_rounded: 0.0,
+        percent_faithful: 0.0,
+        worst_family: "-".into(),
+        max_mean_ratio_passing: None,
+        findings: Vec::new(),
+        reproducer,
     }
 }
 
-/// The largest 10^k (k = 0..8, while representable) at which the kernel passes every row.
-pub fn max_mean_ratio_passing(
-    kernel: &dyn Kernel,
-    op: Op,
-    dtype: Dtype,
-    seed: u64,
-) -> Result<Option<f64>> {
-    let mut best = None;
-    for k in 0..=8 {
-        let ratio = 10f64.powi(k);
-        if ratio * 2.0 > dtype.max_finite() {
-            break;
-        }
-        let p = mean_offset_problem(op, dtype, ratio, seed);
-        let mut report = Report::new(kernel.name(), op, dtype, p.convention, Some(seed));
-        let label = ProblemLabel {
-            case: None,
-            family: "mean-offset".into(),
-        };
-        match kernel.run(&p) {
-            Ok(y) => judge::judge_problem(&p, &y, &label, &mut report)?,
-            Err(_) => return Ok(best),
-        }
-        if !report.passed() {
-            break;
-        }
-        best = Some(ratio);
-    }
-    Ok(best)
-}
-
-fn battery_rows(
-    kernel: &dyn Kernel,
+/// The rows of an in-process kernel (`kernel_for` gives it for each op and dtype: a builtin,
+/// or a C library's entry point).
+fn kernel_rows(
     name: &str,
     args: &str,
     cfg: &ZooConfig,
+    extras: &[Extra],
     bar: &indicatif::ProgressBar,
+    kernel_for: impl Fn(Op, Dtype) -> Result<Box<dyn Kernel>>,
 ) -> Result<Vec<ZooRow>> {
     let mut rows = Vec::new();
-    for op in Op::ALL {
-        for dtype in ZOO_DTYPES {
+    for &op in &cfg.ops {
+        for &dtype in &cfg.dtypes {
             bar.inc(1);
+            let kernel = kernel_for(op, dtype)?;
             if !kernel.supports(op, dtype) {
                 continue;
             }
             let mut config = BatteryConfig::new(op, dtype, cfg.seed);
             config.random_cases = cfg.random_cases;
-            let report = judge::run_battery(kernel, &config, None, false)?;
+            let report = judge::run_battery(kernel.as_ref(), &config, None, false)?;
+            let outputs: Vec<Option<Vec<u64>>> = extras
+                .iter()
+                .map(|e| {
+                    let p = &e.problem;
+                    (p.op == op && p.dtype == dtype)
+                        .then(|| kernel.run(p).ok())
+                        .flatten()
+                })
+                .collect();
             let case = report
                 .first_failing_case()
                 .or(report.worst_case)
@@ -159,8 +250,74 @@ fn battery_rows(
                 "normoracle fuzz {args} --op {op} --dtype {dtype} --seed {} --cases {} --case {case}",
                 cfg.seed, cfg.random_cases
             );
-            let ratio = max_mean_ratio_passing(kernel, op, dtype, cfg.seed)?;
-            rows.push(row_from_report(name, &report, ratio, reproducer));
+            let extra = read_extras(extras, &outputs, op, dtype)?;
+            rows.push(row_from_report(name, &report, extra, reproducer));
+        }
+    }
+    Ok(rows)
+}
+
+/// Where a Python driver's problems are written: the battery, and the extras.
+struct DriverDirs {
+    battery: PathBuf,
+    extras: PathBuf,
+}
+
+/// The rows of a Python driver, run over the battery directory and the extras directory
+/// (each cleared of the previous driver's outputs first). Empty when the driver fails.
+fn driver_rows(
+    (name, script, args): &(String, PathBuf, Vec<String>),
+    cfg: &ZooConfig,
+    dirs: &DriverDirs,
+    extras: &[Extra],
+) -> Result<Vec<ZooRow>> {
+    for dir in [&dirs.battery, &dirs.extras] {
+        manifest::clear_outputs(dir)?;
+        let status = Command::new("python3")
+            .arg(script)
+            .arg(dir)
+            .args(args)
+            .output();
+        if !matches!(&status, Ok(o) if o.status.success()) {
+            return Ok(Vec::new()); // its framework is not installed here
+        }
+    }
+    let verdicts = manifest::judge_dir(&dirs.battery, name)?;
+    let (_, extra_cases) = manifest::read_cases(&dirs.extras)?;
+    let outputs: Vec<Option<Vec<u64>>> = extra_cases.into_iter().map(|c| c.outputs).collect();
+    let mut rows = Vec::new();
+    for &op in &cfg.ops {
+        for &dtype in &cfg.dtypes {
+            let report = verdicts
+                .reports
+                .iter()
+                .find(|r| r.op == op && r.dtype == dtype);
+            let missing = verdicts.missing_for(op, dtype);
+            let case = report
+                .and_then(|r| r.first_failing_case().or(r.worst_case))
+                .unwrap_or(0);
+            let reproducer = format!(
+                "normoracle cases --out DIR --seed {} --cases {} && python3 {} DIR {} && normoracle check DIR  # case {case}",
+                cfg.seed,
+                cfg.random_cases,
+                script.display(),
+                args.join(" ")
+            );
+            match report {
+                Some(report) => {
+                    let mut report = report.clone();
+                    if missing > 0 {
+                        // Skipping some valid cases of an op and dtype it runs is a failure.
+                        report
+                            .kernel_errors
+                            .push(format!("{missing} cases without outputs"));
+                    }
+                    let extra = read_extras(extras, &outputs, op, dtype)?;
+                    rows.push(row_from_report(name, &report, extra, reproducer));
+                }
+                None if missing > 0 => rows.push(unsupported_row(name, op, dtype, reproducer)),
+                None => {}
+            }
         }
     }
     Ok(rows)
@@ -193,79 +350,63 @@ pub fn python_imports(modules: &[&str]) -> bool {
 /// Runs the zoo.
 pub fn run(cfg: &ZooConfig) -> Result<Vec<ZooRow>> {
     let mut rows = Vec::new();
-    let per_kernel = (Op::ALL.len() * ZOO_DTYPES.len()) as u64;
+    let per_kernel = (cfg.ops.len() * cfg.dtypes.len()) as u64;
     let kernels = cfg.builtins.len() as u64 + u64::from(cfg.c_example.is_some());
     let bar = progress::bar(
         per_kernel * kernels + cfg.python_drivers.len() as u64,
         "kernel runs",
         cfg.progress,
     );
+    let extras = extras(cfg);
     for name in &cfg.builtins {
-        let kernel = adapters::builtin(name)?;
-        rows.extend(battery_rows(
-            kernel.as_ref(),
-            name,
-            &format!("--builtin {name}"),
-            cfg,
-            &bar,
-        )?);
+        let args = format!("--builtin {name}");
+        rows.extend(kernel_rows(name, &args, cfg, &extras, &bar, |_, _| {
+            adapters::builtin(name)
+        })?);
     }
     let tmp = tempdir()?;
     if let Some(source) = &cfg.c_example {
         if let Some(lib) = compile_c_example(source, &tmp) {
-            for op in Op::ALL {
-                for dtype in ZOO_DTYPES {
-                    let kernel = DylibKernel::load(&lib, None, op, dtype)?;
-                    let name = "c-example (double two-pass)";
-                    let args = format!(
-                        "--lib {}",
-                        lib.file_name()
-                            .map(|n| n.to_string_lossy())
-                            .unwrap_or_default()
-                    );
-                    let one =
-                        battery_rows(&kernel, name, &args, cfg, &progress::bar(0, "", false))?;
-                    rows.extend(one.into_iter().filter(|r| r.op == op && r.dtype == dtype));
-                    bar.inc(1);
-                }
-            }
+            let file = lib.file_name().map(|n| n.to_string_lossy().into_owned());
+            let args = format!("--lib {}", file.unwrap_or_default());
+            rows.extend(kernel_rows(
+                "c-example (double two-pass)",
+                &args,
+                cfg,
+                &extras,
+                &bar,
+                |op, dtype| Ok(Box::new(DylibKernel::load(&lib, None, op, dtype)?)),
+            )?);
         }
     }
     if !cfg.python_drivers.is_empty() {
-        let dir = tmp.join("cases");
+        let dirs = DriverDirs {
+            battery: tmp.join("cases"),
+            extras: tmp.join("extras"),
+        };
         manifest::write_cases(
-            &dir,
-            &Op::ALL,
-            &ZOO_DTYPES,
+            &dirs.battery,
+            &cfg.ops,
+            &cfg.dtypes,
             EpsConvention::Inside,
             cfg.seed,
             cfg.random_cases,
         )?;
-        for (name, script, args) in &cfg.python_drivers {
+        manifest::write_problems(
+            &dirs.extras,
+            cfg.seed,
+            extras.iter().enumerate().map(|(id, e)| DiskCase {
+                id,
+                family: match e.kind {
+                    ExtraKind::MeanOffset(_) => "mean-offset",
+                    ExtraKind::Probe { name, .. } => name,
+                },
+                problem: &e.problem,
+            }),
+        )?;
+        for driver in &cfg.python_drivers {
             bar.inc(1);
-            let status = Command::new("python3")
-                .arg(script)
-                .arg(&dir)
-                .args(args)
-                .output();
-            if !matches!(&status, Ok(o) if o.status.success()) {
-                continue; // its framework is not installed here
-            }
-            let (reports, _missing) = manifest::judge_dir(&dir, name)?;
-            for report in reports {
-                let case = report
-                    .first_failing_case()
-                    .or(report.worst_case)
-                    .unwrap_or(0);
-                let reproducer = format!(
-                    "normoracle cases --out DIR --seed {} --cases {} && python3 {} DIR {} && normoracle check DIR  # case {case}",
-                    cfg.seed,
-                    cfg.random_cases,
-                    script.display(),
-                    args.join(" ")
-                );
-                rows.push(row_from_report(name, &report, None, reproducer));
-            }
+            rows.extend(driver_rows(driver, cfg, &dirs, &extras)?);
         }
     }
     bar.finish_and_clear();
@@ -273,8 +414,11 @@ pub fn run(cfg: &ZooConfig) -> Result<Vec<ZooRow>> {
     Ok(rows)
 }
 
+/// A fresh directory for one run (runs in one process, e.g. tests, get their own).
 fn tempdir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("normoracle-zoo-{}", std::process::id()));
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("normoracle-zoo-{}-{run}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
@@ -291,26 +435,37 @@ pub fn table(rows: &[ZooRow], cfg: &ZooConfig) -> Table {
         "pct_faithful",
         "worst_family",
         "max_mean_ratio_passing",
+        "finding",
         "reproducer",
     ]);
     t.comment(format!("normoracle {} accuracy table, seed {}, battery of 198 systematic + {} random cases per (op, dtype)", env!("CARGO_PKG_VERSION"), cfg.seed, cfg.random_cases));
-    t.comment("max_mean_ratio_passing: largest |mu|/sigma = 10^k (N(mu,1) rows, d = 256) the kernel still passes");
+    t.comment("max_mean_ratio_passing: largest |mu|/sigma = 10^k (k = 0..8; N(mu,1) rows, d = 256) the kernel passes, every smaller ratio too; <1: it fails at 1");
+    t.comment("finding: the classic bugs it shows on their minimal reproducers, and what it gave");
     for r in rows {
+        let supported = r.verdict != ZooVerdict::Unsupported;
+        let number = |v: String| if supported { v } else { "-".into() };
         t.push([
             r.kernel.clone(),
             r.op.name().to_string(),
             r.dtype.name().to_string(),
-            if r.passed {
-                "pass".into()
-            } else {
-                "FAIL".into()
+            match r.verdict {
+                ZooVerdict::Pass => "pass".into(),
+                ZooVerdict::Fail => "FAIL".into(),
+                ZooVerdict::Unsupported => "unsupported".into(),
             },
-            r.max_ulp.to_string(),
-            format!("{:.4}", r.percent_correctly_rounded),
-            format!("{:.4}", r.percent_faithful),
+            number(r.max_ulp.to_string()),
+            number(format!("{:.4}", r.percent_correctly_rounded)),
+            number(format!("{:.4}", r.percent_faithful)),
             r.worst_family.clone(),
-            r.max_mean_ratio_passing
-                .map_or("-".into(), |v| format!("{v:e}")),
+            number(
+                r.max_mean_ratio_passing
+                    .map_or("<1".into(), |v| format!("{v:e}")),
+            ),
+            if r.findings.is_empty() {
+                "-".into()
+            } else {
+                r.findings.join("; ")
+            },
             r.reproducer.clone(),
         ]);
     }

@@ -132,3 +132,40 @@ fn module_route_rounds_twice_in_f16() {
     let k_module = builtin("candle-nn-module").unwrap().run(&p).unwrap();
     assert_ne!(k_ops, k_module, "the two routes computed the same bits");
 }
+
+/// The finding reaches the accuracy table: candle-nn's f32 layer_norm row names the one-pass
+/// variance and the NaN it gives on the minimal reproducer; the module route (two passes) does
+/// not show it, and neither shows it in RMSNorm, which has no mean.
+#[test]
+fn the_accuracy_table_carries_the_finding() {
+    use normoracle::zoo::{self, ZooConfig, ZooVerdict};
+    let cfg = ZooConfig {
+        seed: 7,
+        ops: Op::ALL.to_vec(),
+        dtypes: zoo::ZOO_DTYPES.to_vec(),
+        random_cases: 0,
+        builtins: vec!["candle-nn".into(), "candle-nn-module".into()],
+        c_example: None,
+        python_drivers: Vec::new(),
+        progress: false,
+    };
+    let rows = zoo::run(&cfg).unwrap();
+    assert_eq!(rows.len(), 12);
+    let negative_variance = |r: &zoo::ZooRow| {
+        r.findings
+            .iter()
+            .any(|f| f.starts_with("one-pass E[x²]−E[x]² < 0") && f.contains("gives NaN"))
+    };
+    for r in &rows {
+        let expected = r.kernel == "candle-nn" && r.op == Op::LayerNorm && r.dtype == Dtype::F32;
+        assert_eq!(negative_variance(r), expected, "{r:?}");
+        if expected {
+            assert_eq!(r.verdict, ZooVerdict::Fail);
+        }
+    }
+    let table = zoo::table(&rows, &cfg).render(normoracle::artifacts::format::Format::Csv);
+    assert!(
+        table.contains("[1000, 1000, 1000.125]: gives NaN"),
+        "{table}"
+    );
+}

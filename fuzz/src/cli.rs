@@ -29,6 +29,7 @@ fn sandbox_dir() -> &'static PathBuf {
 
 /// Runs one fuzz input.
 pub fn run(data: &[u8]) {
+    crate::single_threaded();
     let argv = input::argv_from_bytes(data);
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,

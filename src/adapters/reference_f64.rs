@@ -1,10 +1,13 @@
 //! `reference-f64`: a plain, careful f64 kernel — two passes with pairwise sums over the row
 //! scaled by a power of two (so nothing overflows or underflows), one rounding to the output
-//! format. Not the oracle (that is `exact`): a baseline a correct kernel looks like.
+//! format. Not the oracle (that is `exact`): a baseline a correct kernel looks like. The
+//! scale and the last step, γ·(x − μ)/s + β, whose factors span more than f64's range on
+//! f64 rows, are formed in `Wide` where f64 would round to 0 or ∞ on the way.
 
 use super::Kernel;
 use crate::dtype::{exponent_of, Dtype};
 use crate::problem::{EpsConvention, Op, Problem};
+use crate::wide::Wide;
 
 pub struct ReferenceF64;
 
@@ -42,67 +45,43 @@ pub fn normalize_row_f64(
     let centred: Vec<f64> = xs.iter().map(|v| v - mean).collect();
     let squares: Vec<f64> = centred.iter().map(|c| c * c).collect();
     let q = pairwise_sum(&squares) / d;
-    // In scaled units ε becomes ε·2^-2k (inside) or ε·2^-k (outside); when that overflows
-    // (tiny rows scaled up), ε dominates and the unscaled form is safe instead.
-    let scale_of = |q: f64, e: f64| match convention {
-        EpsConvention::Inside => (q + e).sqrt(),
-        EpsConvention::Outside => q.sqrt() + e,
+    // s in the row's own units, formed in `Wide` (no exponent limit): q·2^2k and ε need no
+    // common scale there (ε·2^-2k overflows on tiny rows and underflows to 0 on huge
+    // constant ones). Where both fit, this is the f64 √(q + ε·2^-2k) (or √q + ε·2^-k) of
+    // the scaled row, times 2^k, bit for bit.
+    let q_wide = Wide::of(q).scaled(2 * k);
+    let s_wide = match convention {
+        EpsConvention::Inside => (q_wide + Wide::of(eps)).sqrt(),
+        EpsConvention::Outside => q_wide.sqrt() + Wide::of(eps),
     };
-    let eps_scaled = match convention {
-        EpsConvention::Inside => libm::ldexp(eps, -2 * k),
-        EpsConvention::Outside => libm::ldexp(eps, -k),
-    };
-    let scaled = scale_of(q, eps_scaled);
-    // A huge constant row: ε·2^-2k underflowed to 0 with q = 0; unscaled, s = √ε.
-    let use_scaled = eps_scaled.is_finite() && (scaled > 0.0 || eps == 0.0);
-    // The units of c and s: 2^units (scaled) or 1 (unscaled).
-    let (centred, s, units) = if use_scaled {
-        (centred, scaled, k)
-    } else {
-        let unscaled: Vec<f64> = centred.iter().map(|&c| libm::ldexp(c, k)).collect();
-        (unscaled, scale_of(libm::ldexp(q, 2 * k), eps), 0)
-    };
+    let mean_wide = Wide::of(mean).scaled(k);
+    // The last step in scaled f64 where s is a normal f64 there (else always in `Wide`).
+    let s = s_wide.scaled(-k).to_normal_f64().filter(|&s| s > 0.0);
     centred
         .iter()
         .enumerate()
         .map(|(i, &c)| {
-            let q = c / s;
             let (g, b) = (gamma(i), beta(i));
-            if q.abs() < f64::MIN_POSITIVE {
-                return tiny_quotient_times_gain(x[i], mean, k, s, units, g) + b;
+            if let Some(s) = s {
+                let q = c / s;
+                let p = g * q;
+                let y = p + b;
+                // The f64 step is the `Wide` one below, bit for bit, where no value on the way
+                // left f64's normal range (or was an exact 0): x's scaled copy, c = x − μ,
+                // q = c/s and γ·q; and y is finite.
+                let exact = xs[i].is_normal() || x[i] == 0.0;
+                let in_range =
+                    (c.is_normal() && q.is_normal() && (p.is_normal() || g == 0.0)) || c == 0.0;
+                if exact && in_range && y.is_finite() {
+                    return y;
+                }
             }
-            let y = g * q + b;
-            if y.is_finite() {
-                y
-            } else {
-                // γ·q past the f64 range with β bringing the sum back (found by fuzzing):
-                // formed at a quarter of the scale, where it cannot overflow.
-                libm::ldexp(libm::ldexp(g, -2) * q + libm::ldexp(b, -2), 2)
-            }
+            // γ·(x − μ)/s + β with nothing rounded to 0 or ∞ on the way (a tiny element beside
+            // a huge row times a huge γ; γ·(x − μ)/s past f64::MAX with β bringing it back; x − μ
+            // subnormal in a tiny row's own units): one rounding to f64 at the end.
+            ((Wide::of(g) * ((Wide::of(x[i]) - mean_wide) / s_wide)) + Wide::of(b)).to_f64()
         })
         .collect()
-}
-
-/// γ·(x − μ)/s where the quotient falls below f64's normal range (an element tiny beside its
-/// row: its scaled copy, or the quotient, underflows) while a large γ may bring the product
-/// back into range — found by fuzzing: f64 rows spanning 10^300 and more with γ ≈ 10^216.
-/// Every factor is brought to [1, 2) by its exponent (exact), the product formed there, and
-/// the exponents applied once at the end. μ = mean·2^k (`mean` in scaled units), s is in
-/// units of 2^units.
-fn tiny_quotient_times_gain(x: f64, mean: f64, k: i32, s: f64, units: i32, gamma: f64) -> f64 {
-    let exponent = |v: f64| (v != 0.0).then(|| exponent_of(v));
-    // The exponent of the larger of |x| and |μ| (μ's own, not its possibly underflowed f64).
-    let e = match (exponent(x), exponent(mean).map(|m| m + k)) {
-        (None, None) => return 0.0,
-        (a, b) => a.max(b).expect("one is nonzero"),
-    };
-    if gamma == 0.0 || s == 0.0 || !s.is_finite() {
-        return gamma * ((libm::ldexp(x, -units) - libm::ldexp(mean, k - units)) / s);
-    }
-    let c = libm::ldexp(x, -e) - libm::ldexp(mean, k - e);
-    let (g, f) = (exponent_of(gamma), exponent_of(s));
-    let product = libm::ldexp(gamma, -g) * c / libm::ldexp(s, -f);
-    libm::ldexp(product, g + e - f - units)
 }
 
 impl Kernel for ReferenceF64 {
@@ -129,5 +108,63 @@ impl Kernel for ReferenceF64 {
             out.extend(y.into_iter().map(|v| dt.round_f64(v)));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::Eps;
+
+    /// ULP distances of reference-f64's outputs from the correctly rounded ones (f64).
+    fn distances(op: Op, eps: f32, x: &[f64], gamma: &[f64], beta: &[f64]) -> Vec<u64> {
+        let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
+        let p = Problem {
+            op,
+            dtype: Dtype::F64,
+            eps: Eps::from_f32(eps).unwrap(),
+            convention: EpsConvention::Inside,
+            rows: 1,
+            d: x.len(),
+            x: bits(x),
+            gamma: Some(bits(gamma)),
+            beta: Some(bits(beta)),
+        };
+        let want = crate::exact::reference(&p).unwrap().y;
+        let got = ReferenceF64.run(&p).unwrap();
+        want.iter()
+            .zip(&got)
+            .map(|(&w, &g)| Dtype::F64.ulp_distance(w, g))
+            .collect()
+    }
+
+    /// Where f64 would round to 0 or ∞ on the way, the last step runs in `Wide`: results stay
+    /// within a few ULPs (exact means and sums here, so only the final steps' roundings).
+    #[test]
+    fn the_last_step_never_rounds_to_zero_or_infinity_on_the_way() {
+        // x/s ≈ 1.4e-600 (the scaled copy of 1e-300 is 0 in f64) times γ = 1e300.
+        let tiny_quotient = distances(Op::RmsNorm, 0.0, &[1e300, 1e-300], &[1.0, 1e300], &[0.0; 2]);
+        // γ·(x − μ)/s = ±f64::MAX with β = ∓MAX/2 bringing the sum back.
+        let half = f64::MAX / 2.0;
+        let overflowing = distances(
+            Op::LayerNorm,
+            0.0,
+            &[1e308, -1e308],
+            &[f64::MAX; 2],
+            &[-half, half],
+        );
+        // A tiny row under ε = 1e-5: ε·2^-2k overflows in the scaled units, and x − μ
+        // (≈ 1e-310, μ inexact) is subnormal in the row's own units, keeping ~45 of its 53
+        // bits; γ = 1e300 brings the output to ≈ 3e-8, where that was 158 ULPs off.
+        let subnormal_centred = distances(
+            Op::LayerNorm,
+            1e-5,
+            &[1e-310, 3e-310, 2.5e-310],
+            &[1e300; 3],
+            &[0.0; 3],
+        );
+        for d in [tiny_quotient, overflowing, subnormal_centred] {
+            assert!(d.iter().all(|&u| u <= 2), "{d:?}");
+        }
     }
 }

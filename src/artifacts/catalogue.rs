@@ -8,6 +8,8 @@ fn accuracy_table(p: &Params) -> crate::Result<Output> {
     // and the cargo features must not change an artifact (candle's rows: `normoracle zoo`).
     let cfg = ZooConfig {
         seed: p.seed,
+        ops: crate::problem::Op::ALL.to_vec(),
+        dtypes: zoo::ZOO_DTYPES.to_vec(),
         random_cases: 20,
         builtins: crate::adapters::OWN_BUILTINS.map(String::from).to_vec(),
         c_example: None,
@@ -138,7 +140,7 @@ pub fn catalogue() -> Vec<Artifact> {
         },
         Artifact {
             id: "accuracy-table",
-            description: "verdict, max ULP, % correctly rounded, % faithful, worst family, max |mu|/sigma passing, per builtin kernel x op x dtype",
+            description: "verdict, max ULP, % correctly rounded, % faithful, worst family, max |mu|/sigma passing, findings on minimal reproducers, per builtin kernel x op x dtype",
             machine_independent: true,
             produce: accuracy_table,
         },

@@ -108,8 +108,9 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 /// Judges every case of a `normoracle cases` directory that has outputs.
 fn check_dir(dir: &std::path::Path, json: bool) -> Result<Outcome> {
-    let (reports, missing) =
-        normoracle::manifest::judge_dir(dir, &format!("outputs:{}", dir.display()))?;
+    let verdicts = normoracle::manifest::judge_dir(dir, &format!("outputs:{}", dir.display()))?;
+    let missing = verdicts.missing_total();
+    let reports = verdicts.reports;
     if reports.is_empty() {
         return Err(Error::input(format!(
             "{}: no case has outputs yet ({missing} missing)",

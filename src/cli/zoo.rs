@@ -4,8 +4,9 @@ use super::Outcome;
 use normoracle::adapters;
 use normoracle::artifacts::format::Format;
 use normoracle::cases::rng;
+use normoracle::problem::Op;
 use normoracle::zoo::{self, ZooConfig};
-use normoracle::Result;
+use normoracle::{Dtype, Error, Result};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -15,6 +16,12 @@ pub struct Args {
     pub format: Format,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Ops (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "layer_norm,rms_norm", value_parser = |s: &str| s.parse::<Op>())]
+    pub op: Vec<Op>,
+    /// Dtypes (comma-separated; f32, f16, bf16).
+    #[arg(long, value_delimiter = ',', default_value = "f32,f16,bf16", value_parser = parse_zoo_dtype)]
+    pub dtype: Vec<Dtype>,
     /// Random battery cases per (kernel, op, dtype), after the systematic ones.
     #[arg(long, default_value_t = 50)]
     pub cases: usize,
@@ -54,7 +61,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             vec!["numpy"],
         ),
         (
-            "onnxruntime LayerNormalization",
+            "onnxruntime LayerNormalization/RMSNormalization",
             "onnxruntime_driver.py",
             vec![],
             vec!["numpy", "onnx", "onnxruntime"],
@@ -89,6 +96,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let cfg = ZooConfig {
         seed,
+        ops: args.op,
+        dtypes: args.dtype,
         random_cases: args.cases,
         builtins: adapters::builtin_names()
             .into_iter()
@@ -104,4 +113,16 @@ pub fn run(args: Args) -> Result<Outcome> {
     let rows = zoo::run(&cfg)?;
     print!("{}", zoo::table(&rows, &cfg).render(args.format));
     Ok(Outcome::Pass)
+}
+
+/// A dtype the zoo's kernels take (f64 is not in the C ABI).
+fn parse_zoo_dtype(s: &str) -> Result<Dtype> {
+    let dtype: Dtype = s.parse()?;
+    if zoo::ZOO_DTYPES.contains(&dtype) {
+        Ok(dtype)
+    } else {
+        Err(Error::usage(format!(
+            "the zoo covers f32, f16 and bf16, not {dtype}"
+        )))
+    }
 }

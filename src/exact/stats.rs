@@ -7,6 +7,7 @@ use super::dd::DoubleDouble;
 use super::superacc::{SuperAccumulator, SCALE_EXPONENT};
 use crate::dtype::Dtype;
 use crate::problem::{EpsConvention, Op};
+use crate::wide::Wide;
 use rug::{Float, Rational};
 
 /// Working precision (bits) of the MPFR evaluation of 1/s.
@@ -49,13 +50,15 @@ pub struct RowStats {
     pub fast: bool,
     /// 1/s to 160 bits (0 on undefined rows): MPFR's exponent range holds every row's scale.
     pub inv_scale: Float,
-    /// The ratios the judge's tolerance uses, as f64 (to ~2^-50): μ/s and mean|x|/s. Ratios
-    /// stay representable where s itself (extreme f64 rows) may not.
-    pub mean_over_scale: f64,
-    pub mean_abs_over_scale: f64,
-    /// mean|x| as an f64 (each |x|/d summed, so it does not overflow), for products with
-    /// 1/s that must not underflow on the way (`times_over_scale`).
-    pub mean_abs: f64,
+    /// The factors of the judge's bound (`judge::tolerance`), each rounded once to 53 bits
+    /// with an unbounded exponent (`Wide`), so that no product of them rounds to 0 or ∞ on
+    /// the way on any row (s itself need not be an f64): 1/s; μ as hi + lo (μ's nearest, then
+    /// the rest's: δ_i = x_i − μ is formed from both, accurate where x_i ≈ μ); and mean|x|
+    /// (Σ|x| summed in order, then divided by d). On fast rows these are the f64 values
+    /// `inv_scale_dd.hi`, `mean_dd` and the f64 sum's mean.
+    pub inv_scale_wide: Wide,
+    pub mean_wide: [Wide; 2],
+    pub mean_abs: Wide,
     /// σ = √q as an f64, for reports (may under- or overflow on extreme f64 rows).
     pub sigma: f64,
 }
@@ -83,9 +86,9 @@ impl RowStats {
             inv_scale_dd: DoubleDouble::ZERO,
             fast: false,
             inv_scale: Float::new(SCALE_PRECISION),
-            mean_over_scale: f64::NAN,
-            mean_abs_over_scale: f64::NAN,
-            mean_abs: f64::NAN,
+            inv_scale_wide: Wide::ZERO,
+            mean_wide: [Wide::ZERO; 2],
+            mean_abs: Wide::ZERO,
             sigma: f64::NAN,
         };
         if nonfinite || d == 0 {
@@ -132,40 +135,30 @@ impl RowStats {
             && within(stats.mean_dd.hi)
             && within(max_abs)
             && within(max_abs * stats.inv_scale_dd.hi);
-        if stats.fast {
-            let r = stats.inv_scale_dd.hi;
-            stats.mean_over_scale = stats.mean_dd.hi * r;
-            stats.mean_abs_over_scale = values.iter().map(|x| x.abs()).sum::<f64>() / d as f64 * r;
+        stats.inv_scale_wide = Wide::from_float(&stats.inv_scale);
+        stats.mean_wide = if stats.fast {
+            // μ ≥ 2^-900 or 0: `from_rational`'s hi and lo are the nearest f64s (lo to within
+            // 2^-1075, far below what the bound resolves).
+            [Wide::of(stats.mean_dd.hi), Wide::of(stats.mean_dd.lo)]
         } else {
-            let sum_abs = values.iter().fold(Float::new(64), |a, x| a + x.abs());
-            stats.mean_over_scale = (Float::with_val(64, &mean) * &stats.inv_scale).to_f64();
-            stats.mean_abs_over_scale = (sum_abs / d as f64 * &stats.inv_scale).to_f64();
-        }
-        stats.mean_abs = values.iter().map(|x| x.abs() / d as f64).sum();
+            let hi = Float::with_val(53, &mean);
+            let rest = &mean - hi.to_rational().expect("finite");
+            [
+                Wide::from_float(&hi),
+                Wide::from_float(&Float::with_val(53, &rest)),
+            ]
+        };
+        // Σ|x| in order; on fast rows in f64, where it cannot overflow (|x| < 2^900) and every
+        // addition rounds as `Wide`'s would (subnormal sums are exact in both).
+        let sum_abs = if stats.fast {
+            Wide::of(values.iter().map(|x| x.abs()).sum::<f64>())
+        } else {
+            values.iter().fold(Wide::ZERO, |a, x| a + Wide::of(x.abs()))
+        };
+        stats.mean_abs = sum_abs / Wide::of(d as f64);
         stats.mean = mean;
         stats.q = q;
         stats
-    }
-
-    /// g·v/s as an f64, with v/s never formed on its own: where that ratio under- or
-    /// overflows while g·v/s does not (a tiny x over a huge s times a huge γ), the product is
-    /// taken in MPFR's exponent range.
-    pub fn times_over_scale(&self, g: f64, v: f64) -> f64 {
-        let direct = g * self.over_scale(v);
-        let representable = direct.is_finite() && direct.abs() >= f64::MIN_POSITIVE;
-        if representable || g == 0.0 || v == 0.0 || !g.is_finite() || !v.is_finite() {
-            return direct;
-        }
-        (Float::with_val(64, v) * g * &self.inv_scale).to_f64()
-    }
-
-    /// v/s as an f64: in f64 on fast rows, through MPFR elsewhere (where s may not be an f64).
-    pub fn over_scale(&self, v: f64) -> f64 {
-        if self.fast {
-            v * self.inv_scale_dd.hi
-        } else {
-            (Float::with_val(64, v) * &self.inv_scale).to_f64()
-        }
     }
 }
 

@@ -64,7 +64,7 @@ pub fn table(seed: u64) -> Table {
                                 },
                             );
                             kappas.push(condition(&stats, input.x));
-                            ulps.push(b / dtype.ulp_at(y));
+                            ulps.push(b.to_f64() / dtype.ulp_at(y));
                         }
                     }
                 }

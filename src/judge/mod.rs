@@ -18,6 +18,7 @@ use crate::exact::reference::Evaluation;
 use crate::exact::ElementInput;
 use crate::exact::{Element, RowKind, RowStats};
 use crate::problem::{EpsConvention, Op, Problem};
+use crate::wide::Wide;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -51,6 +52,7 @@ pub struct Failure {
     pub exact: f64,
     pub ulp: Option<u64>,
     pub rel_err: f64,
+    /// B_i rounded to f64 (∞ past f64::MAX; the judge compares with it unrounded).
     pub bound: f64,
 }
 
@@ -128,7 +130,7 @@ fn judge_element(
     e: &Element,
     eval: &Evaluation,
     actual: u64,
-) -> (Tier, Option<u64>, f64, f64) {
+) -> (Tier, Option<u64>, f64, Wide) {
     let expected = eval.rounded;
     if stats.kind == RowKind::NonFinite {
         // NaN is always IEEE-consistent here; a finite output only where the limit is finite.
@@ -148,11 +150,11 @@ fn judge_element(
             } else {
                 f64::INFINITY
             },
-            0.0,
+            Wide::ZERO,
         );
     }
     if dtype.is_nan(actual) {
-        return (Tier::Fail, None, f64::INFINITY, 0.0);
+        return (Tier::Fail, None, f64::INFINITY, Wide::ZERO);
     }
     let o = dtype.to_f64(actual);
     let y = eval.value;
@@ -165,9 +167,11 @@ fn judge_element(
     };
     let ulp = dtype.ulp_distance(actual, expected);
     if o == dtype.to_f64(expected) {
-        return (Tier::Exact, Some(0), rel_err, 0.0);
+        return (Tier::Exact, Some(0), rel_err, Wide::ZERO);
     }
-    if ulp == 1 {
+    // ±∞ one step beyond ±MAX is no faithful rounding of a finite correctly rounded value: it
+    // passes only within the bound, where that reaches the overflow threshold.
+    if ulp == 1 && o.is_finite() {
         // Faithful iff the output is the neighbour on the exact value's side.
         let side = e.compare_to_value_with(dtype, expected, eval);
         let out_side = if dtype.ordinal(actual) > dtype.ordinal(expected) {
@@ -176,7 +180,7 @@ fn judge_element(
             Ordering::Less
         };
         if side == out_side {
-            return (Tier::Faithful, Some(1), rel_err, 0.0);
+            return (Tier::Faithful, Some(1), rel_err, Wide::ZERO);
         }
     }
     let input = e.input;
@@ -191,7 +195,7 @@ fn judge_element(
             y,
         },
     );
-    let tier = if o.is_finite() && y.is_finite() && tolerance::within_bound(dtype, o, y, b) {
+    let tier = if y.is_finite() && tolerance::within_bound(dtype, o, y, b) {
         Tier::WithinBound
     } else {
         Tier::Fail
@@ -289,7 +293,7 @@ fn judge_row(
                 exact: eval.value,
                 ulp,
                 rel_err,
-                bound,
+                bound: bound.to_f64(),
             });
         }
     }
@@ -436,5 +440,91 @@ pub fn judge_case(kernel: &dyn Kernel, case: &Case, report: &mut Report) -> Resu
             report.cases += 1;
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::Eps;
+
+    fn problem(op: Op, dtype: Dtype, x: &[f64], gamma: &[f64], beta: &[f64]) -> Problem {
+        let bits = |v: &[f64]| v.iter().map(|&v| dtype.round_f64(v)).collect::<Vec<u64>>();
+        Problem {
+            op,
+            dtype,
+            eps: Eps::from_f32(0.0).unwrap(),
+            convention: EpsConvention::Inside,
+            rows: 1,
+            d: x.len(),
+            x: bits(x),
+            gamma: Some(bits(gamma)),
+            beta: Some(bits(beta)),
+        }
+    }
+
+    /// ±∞ for a finite correctly rounded value passes only where the bound reaches the overflow
+    /// threshold T on its side (a kernel within the bound may round to ∞ there), and is never
+    /// faithful (it used to pass as faithful one step beyond MAX, whatever the bound).
+    #[test]
+    fn an_infinite_output_passes_only_where_the_bound_reaches_overflow() {
+        // rms_norm f32, x = [1, −1] (s = 1), γ = 1, β = MAX: t₀ = MAX + 1 rounds to MAX, and
+        // B ≥ 2u·MAX ≫ T − t₀ = 2^103.
+        let p = problem(
+            Op::RmsNorm,
+            Dtype::F32,
+            &[1.0, -1.0],
+            &[1.0; 2],
+            &[f32::MAX as f64; 2],
+        );
+        let mut y = crate::exact::reference(&p).unwrap().y;
+        assert_eq!(Dtype::F32.to_f64(y[0]), f32::MAX as f64);
+        y[0] = Dtype::F32.inf_bits();
+        let t = judge_single(&p, &y, "inf", "extreme").unwrap().tally;
+        assert_eq!((t.faithful, t.within_bound, t.failed), (0, 1, 0));
+        // layer_norm f64, y₀ ≈ 6.3e299 with B ≈ 8e295: +∞ and −∞ are far outside.
+        let x: Vec<f64> = [1.0, -1.0, 2.0, -2.0].iter().map(|v| 1e10 + v).collect();
+        let p = problem(Op::LayerNorm, Dtype::F64, &x, &[1e300; 4], &[0.0; 4]);
+        for inf in [f64::INFINITY, f64::NEG_INFINITY] {
+            let mut y = crate::exact::reference(&p).unwrap().y;
+            y[0] = inf.to_bits();
+            let report = judge_single(&p, &y, "inf", "extreme").unwrap();
+            assert_eq!(report.tally.failed, 1, "{}", report::text(&report));
+        }
+        // A finite ±MAX where ±∞ is correctly rounded stays faithful (round toward zero):
+        // t₀ = MAX + 1.5·2^103 lies past f32's overflow threshold MAX + 2^103.
+        let gamma = 1.5 * 2f64.powi(103);
+        let p = problem(
+            Op::RmsNorm,
+            Dtype::F32,
+            &[1.0, -1.0],
+            &[gamma; 2],
+            &[f32::MAX as f64; 2],
+        );
+        let mut y = crate::exact::reference(&p).unwrap().y;
+        assert_eq!(y[0], Dtype::F32.inf_bits());
+        y[0] = Dtype::F32.inf_bits() - 1;
+        let report = judge_single(&p, &y, "max", "extreme").unwrap();
+        assert_eq!((report.tally.faithful, report.tally.failed), (1, 0));
+    }
+
+    /// |γ_i|·κ_i past f64::MAX while the bound itself, 2F(L+9)u·|γ_i|·κ_i ≈ 8e295, is finite:
+    /// the bound used to become ∞ and accept any finite output. layer_norm f64, ε = 0,
+    /// x = 1e10 + [1, −1, 2, −2] (κ ≈ 1.3e10), γ = 1e300, y₀ ≈ 6.3e299.
+    #[test]
+    fn a_wrong_output_fails_where_gamma_times_kappa_overflows() {
+        let x: Vec<f64> = [1.0, -1.0, 2.0, -2.0].iter().map(|v| 1e10 + v).collect();
+        let p = problem(Op::LayerNorm, Dtype::F64, &x, &[1e300; 4], &[0.0; 4]);
+        let reference = crate::exact::reference(&p).unwrap().y;
+        let judge_first = |value: f64| {
+            let mut y = reference.clone();
+            y[0] = value.to_bits();
+            judge_single(&p, &y, "overflow", "extreme").unwrap().tally
+        };
+        let y0 = f64::from_bits(reference[0]);
+        // Within the bound (≈ 1.2e-4 relative), and outside it.
+        assert_eq!(judge_first(y0 * (1.0 + 1e-5)).within_bound, 1);
+        assert_eq!(judge_first(y0 * (1.0 + 1e-3)).failed, 1);
+        assert_eq!(judge_first(-y0).failed, 1);
     }
 }

@@ -8,11 +8,14 @@ use serde::Serialize;
 pub enum Tier {
     /// Equal to the correctly rounded value (±0 count as equal; NaN where NaN is expected).
     Exact,
-    /// One of the two values bracketing the exact result (≤ 1 ULP, on the right side).
+    /// One of the two values bracketing the exact result (≤ 1 ULP, on the right side; never
+    /// ±∞ for a finite correctly rounded value).
     Faithful,
-    /// Within the tolerance formula's bound (`judge::tolerance`).
+    /// Within the tolerance formula's bound (`judge::tolerance`); ±∞ where a finite value is
+    /// expected only where the bound reaches the overflow threshold.
     WithinBound,
-    /// Outside the bound, or NaN/∞ where a finite value is expected, or finite where NaN is.
+    /// Outside the bound (±∞ included), or NaN where a finite value is expected, or finite
+    /// where NaN is.
     Fail,
 }
 
