@@ -175,6 +175,9 @@ pub const STREAM_MIN_BYTES: usize = 24 << 20;
 /// scheduling, small enough to balance a few threads.
 const VALUES_PER_TASK: usize = 1 << 16;
 
+/// Rows at least this wide read γ and β in f32 (see [`normalize`]).
+const F32_PARAMS_MIN_D: usize = 8192;
+
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
 /// [`Options`]). Errors (never panics) on d = 0, buffers too short for the layout, γ/β of
 /// the wrong length, ε negative or not finite, an unavailable instruction set.
@@ -211,20 +214,36 @@ pub fn normalize<'a, T: Element>(
     }
     let x = &x[..layout.extent(layout.x_stride)];
     let y = &mut y[..layout.extent(layout.y_stride)];
-    // A single f32 row reads γ and β as they are (widening them would cost about as much as
-    // the row). Otherwise they are widened to f64 once per call and shared by every row: the
-    // output pass then loads them as they are, with no conversion.
-    if layout.rows == 1 {
-        let as_f32 = |p: Option<&'a [T]>| p.map_or(Some(&[][..]), T::as_f32);
-        if let (Some(gamma), Some(beta)) = (as_f32(params.gamma), as_f32(params.beta)) {
-            let params = RowsParams {
-                gamma,
-                beta,
-                eps: params.eps,
-            };
-            run_rows(token, op, x, y, layout, params, options);
-            return Ok(());
-        }
+    // γ and β in f32 (as given for f32 input, widened exactly once per call for the 16-bit
+    // formats) for a single row, where widening them to f64 would cost about as much as the
+    // row, and for wide rows, where f64 copies (16 bytes per element for the two) would
+    // crowd the row out of L2 (at d = 65536: 1 MiB of 2) and be read from L3 instead.
+    // Otherwise they are widened to f64 once per call and shared by every row: the output
+    // pass then loads them as they are, with no conversion. Either way the same values.
+    if layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D {
+        let as_f32 = |p: Option<&'a [T]>| -> std::borrow::Cow<'a, [f32]> {
+            match p {
+                None => std::borrow::Cow::Borrowed(&[]),
+                Some(v) => T::as_f32(v).map_or_else(
+                    || {
+                        std::borrow::Cow::Owned(
+                            v.iter()
+                                .map(|e| T::DTYPE.to_f64(e.to_bits()) as f32)
+                                .collect(),
+                        )
+                    },
+                    std::borrow::Cow::Borrowed,
+                ),
+            }
+        };
+        let (gamma, beta) = (as_f32(params.gamma), as_f32(params.beta));
+        let params = RowsParams {
+            gamma: &gamma,
+            beta: &beta,
+            eps: params.eps,
+        };
+        run_rows(token, op, x, y, layout, params, options);
+        return Ok(());
     }
     let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v)));
     let (gamma, beta) = (widen(params.gamma), widen(params.beta));
