@@ -175,16 +175,19 @@ pub const STREAM_MIN_BYTES: usize = 24 << 20;
 /// scheduling, small enough to balance a few threads.
 const VALUES_PER_TASK: usize = 1 << 16;
 
+/// Rows at least this wide read γ and β in f32 (see [`normalize`]).
+const F32_PARAMS_MIN_D: usize = 8192;
+
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
 /// [`Options`]). Errors (never panics) on d = 0, buffers too short for the layout, γ/β of
 /// the wrong length, ε negative or not finite, an unavailable instruction set.
 /// A row holding ±∞ or NaN comes out as NaN.
-pub fn normalize<T: Element>(
+pub fn normalize<'a, T: Element>(
     op: Op,
     x: &[T],
     y: &mut [T],
     layout: Layout,
-    params: Params<'_, T>,
+    params: Params<'a, T>,
     options: Options,
 ) -> Result<()> {
     layout.validate(x.len(), y.len())?;
@@ -211,9 +214,69 @@ pub fn normalize<T: Element>(
     }
     let x = &x[..layout.extent(layout.x_stride)];
     let y = &mut y[..layout.extent(layout.y_stride)];
-    // γ and β widened to f64 once per call, shared by every row.
-    let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v))).unwrap_or_default();
+    // γ and β in f32 (as given for f32 input, widened exactly once per call for the 16-bit
+    // formats) for a single row, where widening them to f64 would cost about as much as the
+    // row, and for wide rows, where f64 copies (16 bytes per element for the two) would
+    // crowd the row out of L2 (at d = 65536: 1 MiB of 2) and be read from L3 instead.
+    // Otherwise they are widened to f64 once per call and shared by every row: the output
+    // pass then loads them as they are, with no conversion. Either way the same values.
+    if layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D {
+        let as_f32 = |p: Option<&'a [T]>| -> std::borrow::Cow<'a, [f32]> {
+            match p {
+                None => std::borrow::Cow::Borrowed(&[]),
+                Some(v) => T::as_f32(v).map_or_else(
+                    || {
+                        std::borrow::Cow::Owned(
+                            v.iter()
+                                .map(|e| T::DTYPE.to_f64(e.to_bits()) as f32)
+                                .collect(),
+                        )
+                    },
+                    std::borrow::Cow::Borrowed,
+                ),
+            }
+        };
+        let (gamma, beta) = (as_f32(params.gamma), as_f32(params.beta));
+        let params = RowsParams {
+            gamma: &gamma,
+            beta: &beta,
+            eps: params.eps,
+        };
+        run_rows(token, op, x, y, layout, params, options);
+        return Ok(());
+    }
+    let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v)));
     let (gamma, beta) = (widen(params.gamma), widen(params.beta));
+    fn values(p: &Option<Vec<row::Line>>, d: usize) -> &[f64] {
+        p.as_deref().map_or(&[], |l| row::values(l, d))
+    }
+    let params = RowsParams {
+        gamma: values(&gamma, layout.d),
+        beta: values(&beta, layout.d),
+        eps: params.eps,
+    };
+    run_rows(token, op, x, y, layout, params, options);
+    Ok(())
+}
+
+/// γ, β (widened to `P`, empty when absent) and ε.
+#[derive(Clone, Copy)]
+struct RowsParams<'a, P> {
+    gamma: &'a [P],
+    beta: &'a [P],
+    eps: f32,
+}
+
+/// Every row, on rayon's pool when there are several tasks.
+fn run_rows<T: Element, P: row::Param>(
+    token: Token,
+    op: Op,
+    x: &[T],
+    y: &mut [T],
+    layout: Layout,
+    params: RowsParams<'_, P>,
+    options: Options,
+) {
     let rows_per_task = options
         .rows_per_task
         .unwrap_or_else(|| (VALUES_PER_TASK / layout.d).max(1))
@@ -227,8 +290,8 @@ pub fn normalize<T: Element>(
             x: &x[first_row * layout.x_stride..],
             y: y_rows,
             layout,
-            gamma: &gamma,
-            beta: &beta,
+            gamma: params.gamma,
+            beta: params.beta,
             eps: params.eps,
             stream,
         };
@@ -241,48 +304,47 @@ pub fn normalize<T: Element>(
             .enumerate()
             .for_each(|(i, y_rows)| task(i * rows_per_task, y_rows));
     }
-    Ok(())
 }
 
-/// Values widened to f64.
+/// Values widened (exactly) to f64, on 64-byte aligned lines (the last one padded with
+/// zeros).
 struct Widen<'a, T>(&'a [T]);
 
 impl<T: Element> Vectorized for Widen<'_, T> {
-    type Output = Vec<f64>;
+    type Output = Vec<row::Line>;
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) -> Vec<f64> {
-        let n = self.0.len();
-        let mut out: Vec<f64> = Vec::with_capacity(n);
+    fn run<S: Simd>(self, s: S) -> Vec<row::Line> {
         let (chunks, tail) = self.0.as_chunks::<8>();
-        let (out_chunks, out_tail) = out.spare_capacity_mut()[..n].as_chunks_mut::<8>();
-        for (c, o) in chunks.iter().zip(out_chunks) {
-            for (slot, v) in o.iter_mut().zip(s.to_array(T::load(s, c))) {
-                slot.write(v);
+        let mut out: Vec<row::Line> = Vec::with_capacity(self.0.len().div_ceil(8));
+        // A plain loop: a closure would be compiled without the instruction set.
+        for c in chunks {
+            out.push(row::Line(s.to_array(T::load(s, c))));
+        }
+        if !tail.is_empty() {
+            let mut line = row::Line::default();
+            for (slot, v) in line.0.iter_mut().zip(tail) {
+                *slot = T::DTYPE.to_f64(v.to_bits());
             }
+            out.push(line);
         }
-        for (v, slot) in tail.iter().zip(out_tail) {
-            slot.write(T::DTYPE.to_f64(v.to_bits()));
-        }
-        // SAFETY: the loops above wrote all n values (n/8 chunks of 8, then the tail).
-        unsafe { out.set_len(n) };
         out
     }
 }
 
 /// A run of consecutive rows: `x` and `y` start at the first one; `gamma`/`beta` are
-/// widened to f64, empty when absent.
-struct Rows<'a, T> {
+/// widened to `P`, empty when absent.
+struct Rows<'a, T, P> {
     op: Op,
     x: &'a [T],
     y: &'a mut [T],
     layout: Layout,
-    gamma: &'a [f64],
-    beta: &'a [f64],
+    gamma: &'a [P],
+    beta: &'a [P],
     eps: f32,
     stream: bool,
 }
 
-impl<T: Element> Vectorized for Rows<'_, T> {
+impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
@@ -296,15 +358,9 @@ impl<T: Element> Vectorized for Rows<'_, T> {
     }
 }
 
-impl<T: Element> Rows<'_, T> {
+impl<T: Element, P: row::Param> Rows<'_, T, P> {
     #[inline(always)]
     fn each_row<S: Simd, const G: bool, const B: bool>(self, s: S) {
-        let Layout {
-            d,
-            x_stride,
-            y_stride,
-            ..
-        } = self.layout;
         let params = row::RowParams {
             op: self.op,
             gamma: self.gamma,
@@ -312,7 +368,30 @@ impl<T: Element> Rows<'_, T> {
             eps: self.eps,
             stream: self.stream,
         };
-        let mut scratch = row::Scratch::default();
+        // Buffers kept by each thread from call to call: no allocation, no zeroing.
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<row::Scratch> = Default::default();
+        }
+        // Taken out and put back (no closure: the rows must run in this function, compiled
+        // for the instruction set).
+        let mut scratch = SCRATCH.take();
+        self.rows_with::<S, G, B>(s, &params, &mut scratch);
+        SCRATCH.set(scratch);
+    }
+
+    #[inline(always)]
+    fn rows_with<S: Simd, const G: bool, const B: bool>(
+        self,
+        s: S,
+        params: &row::RowParams<'_, P>,
+        scratch: &mut row::Scratch,
+    ) {
+        let Layout {
+            d,
+            x_stride,
+            y_stride,
+            ..
+        } = self.layout;
         let rows = self.y.len().div_ceil(y_stride);
         for r in 0..rows {
             let next = if r + 1 < rows {
@@ -326,8 +405,8 @@ impl<T: Element> Rows<'_, T> {
                 y: &mut self.y[r * y_stride..r * y_stride + d],
             };
             match self.op {
-                Op::LayerNorm => row::layer_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
-                Op::RmsNorm => row::rms_norm_row::<S, T, G, B>(s, row, &params, &mut scratch),
+                Op::LayerNorm => row::layer_norm_row::<S, T, P, G, B>(s, row, params, scratch),
+                Op::RmsNorm => row::rms_norm_row::<S, T, P, G, B>(s, row, params, scratch),
             }
         }
         if self.stream {

@@ -2,7 +2,8 @@
 //! format `T`: the single implementation every instruction set and dtype runs.
 //!
 //! Accuracy by design (u = 2^-53, n = d/16 the terms per partial sum):
-//! * Loads widen exactly; γ and β arrive already widened to f64.
+//! * Loads widen exactly; γ and β arrive already widened, exactly, to f64 or f32 (see
+//!   [`Param`]) and are widened exactly to f64 on load.
 //! * LayerNorm statistics in one pass over the row, shifted by c (the mean of the first
 //!   eight values): t = x − c, S = Σt, Q = Σt². With δ = μ − c, the variance
 //!   (Q − S²/d)/d loses at most a factor 1 + δ²/σ² to cancellation; the pass is accepted
@@ -21,27 +22,37 @@
 //!
 //! Bit-identity: every path folds element `8j + k` into lane `k` of accumulator `j mod 2`
 //! (sixteen partial sums) and combines them in the same order in scalar code; the
-//! element-wise arithmetic is the same IEEE operations everywhere.
+//! element-wise arithmetic is the same IEEE operations everywhere (and the same whether an
+//! element is computed in the main loop, again for a second look, or in the tail).
 //! A row whose statistics are not finite (any ±∞ or NaN input) is written as NaN.
+//!
+//! Speed: the two loops over a row (statistics, output) each run in a function of their
+//! own ([`Simd::isolated`]), so that their constants stay in registers; the output loop
+//! has no branch on its data (what the stores report is recorded per vector and looked at
+//! after the loop) and requests the next row's cache lines as it goes.
 
 use super::element::Element;
 use super::simd::{near_midpoint_lane, Simd, NEAR_TIE_ULPS};
+use super::Vectorized;
 use crate::exact::{ElementInput, RowKind, RowStats};
 use crate::problem::{EpsConvention, Op};
 
 /// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
-/// (the partial tail vector, zero-padded, into accumulator 1 through `fold_tail`).
+/// (the partial tail vector, zero-padded, into accumulator 1 through `fold_tail`). Each
+/// vector x is first `prepare`d (LayerNorm: t = x − c; RMSNorm: t = x), then folded.
 trait Fold<S: Simd> {
     type Acc: Copy;
-    fn fold(&self, s: S, acc: Self::Acc, x: S::V) -> Self::Acc;
-    /// Folds the last, partial vector: lanes `len..8` hold zeros.
-    fn fold_tail(&self, s: S, acc: Self::Acc, x: S::V, len: usize) -> Self::Acc;
+    fn prepare(&self, s: S, x: S::V) -> S::V;
+    fn fold(&self, s: S, acc: Self::Acc, t: S::V) -> Self::Acc;
+    /// Folds the last, partial vector (prepared from x padded with zeros): lanes `len..8`
+    /// must not count.
+    fn fold_tail(&self, s: S, acc: Self::Acc, t: S::V, len: usize) -> Self::Acc;
 }
 
 /// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
 /// (the partial tail vector, zero-padded, into accumulator 1). Formats that widen once
-/// (see [`widens`]) also keep the widened vectors in `wide` for the output pass; `wide` is
-/// empty otherwise.
+/// (see [`widens`]) also keep the prepared vectors (t) in `wide` for the output pass, which
+/// then starts from t; `wide` is empty otherwise.
 #[inline(always)]
 fn reduce<S: Simd, T: Element, F: Fold<S>>(
     s: S,
@@ -51,29 +62,45 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
     wide: &mut [[f64; 8]],
 ) -> [F::Acc; 2] {
     let (chunks, tail) = x.as_chunks::<8>();
-    let (pairs, rest) = chunks.as_chunks::<2>();
     let mut acc = [init; 2];
-    let mut keep = |j: usize, v: S::V| {
-        if T::WIDEN_ONCE && !wide.is_empty() {
-            wide[j] = s.to_array(v);
+    if T::WIDEN_ONCE && !wide.is_empty() {
+        let (pairs, rest) = chunks.as_chunks::<2>();
+        let (wide_pairs, wide_rest) = wide.split_at_mut(2 * pairs.len());
+        let (wide_pairs, _) = wide_pairs.as_chunks_mut::<2>();
+        for (p, w) in pairs.iter().zip(wide_pairs.iter_mut()) {
+            let a = f.prepare(s, T::load(s, &p[0]));
+            let b = f.prepare(s, T::load(s, &p[1]));
+            w[0] = s.to_array(a);
+            w[1] = s.to_array(b);
+            acc[0] = f.fold(s, acc[0], a);
+            acc[1] = f.fold(s, acc[1], b);
         }
-    };
-    for (i, p) in pairs.iter().enumerate() {
-        let (a, b) = (T::load(s, &p[0]), T::load(s, &p[1]));
-        keep(2 * i, a);
-        keep(2 * i + 1, b);
-        acc[0] = f.fold(s, acc[0], a);
-        acc[1] = f.fold(s, acc[1], b);
-    }
-    if let [c] = rest {
-        let a = T::load(s, c);
-        keep(chunks.len() - 1, a);
-        acc[0] = f.fold(s, acc[0], a);
-    }
-    if !tail.is_empty() {
-        let a = load_padded(s, tail);
-        keep(chunks.len(), a);
-        acc[1] = f.fold_tail(s, acc[1], a, tail.len());
+        let mut w = wide_rest.iter_mut();
+        if let [c] = rest {
+            let a = f.prepare(s, T::load(s, c));
+            *w.next().expect("sized for every vector") = s.to_array(a);
+            acc[0] = f.fold(s, acc[0], a);
+        }
+        if !tail.is_empty() {
+            let a = f.prepare(s, load_padded(s, tail));
+            *w.next().expect("sized for every vector") = s.to_array(a);
+            acc[1] = f.fold_tail(s, acc[1], a, tail.len());
+        }
+    } else {
+        let (pairs, rest) = chunks.as_chunks::<2>();
+        for p in pairs {
+            let a = f.prepare(s, T::load(s, &p[0]));
+            let b = f.prepare(s, T::load(s, &p[1]));
+            acc[0] = f.fold(s, acc[0], a);
+            acc[1] = f.fold(s, acc[1], b);
+        }
+        if let [c] = rest {
+            acc[0] = f.fold(s, acc[0], f.prepare(s, T::load(s, c)));
+        }
+        if !tail.is_empty() {
+            let t = f.prepare(s, load_padded(s, tail));
+            acc[1] = f.fold_tail(s, acc[1], t, tail.len());
+        }
     }
     acc
 }
@@ -85,11 +112,30 @@ fn load_padded<S: Simd, T: Element>(s: S, src: &[T]) -> S::V {
     T::load(s, &buf)
 }
 
-#[inline(always)]
-fn load_padded_f64<S: Simd>(s: S, src: &[f64]) -> S::V {
-    let mut buf = [0.0; 8];
-    buf[..src.len()].copy_from_slice(src);
-    s.load_lanes(buf)
+/// Eight f64 lanes on a cache line of their own (64-byte aligned): vector loads and
+/// stores of widened values never straddle two lines.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+pub(crate) struct Line(pub [f64; 8]);
+
+/// The lanes of consecutive lines.
+pub(crate) fn lanes(lines: &[Line]) -> &[[f64; 8]] {
+    // SAFETY: `Line` is `repr(C)` around one `[f64; 8]`, whose size (64) is a multiple of
+    // its alignment: a slice of lines is a slice of `[f64; 8]` with a stricter alignment.
+    unsafe { std::slice::from_raw_parts(lines.as_ptr().cast(), lines.len()) }
+}
+
+/// The lanes of consecutive lines, mutably.
+pub(crate) fn lanes_mut(lines: &mut [Line]) -> &mut [[f64; 8]] {
+    // SAFETY: as in `lanes`, and the borrow is exclusive.
+    unsafe { std::slice::from_raw_parts_mut(lines.as_mut_ptr().cast(), lines.len()) }
+}
+
+/// The first n values of consecutive lines (n ≤ 8 × lines).
+pub(crate) fn values(lines: &[Line], n: usize) -> &[f64] {
+    assert!(n <= 8 * lines.len());
+    // SAFETY: the lines hold 8 × lines.len() ≥ n contiguous, initialized f64 values.
+    unsafe { std::slice::from_raw_parts(lines.as_ptr().cast(), n) }
 }
 
 /// Σ(x − c) and Σ(x − c)², per lane.
@@ -100,17 +146,19 @@ struct ShiftedSums<S: Simd> {
 impl<S: Simd> Fold<S> for ShiftedSums<S> {
     type Acc = (S::V, S::V);
     #[inline(always)]
-    fn fold(&self, s: S, (sum, sum_sq): Self::Acc, x: S::V) -> Self::Acc {
-        let t = s.sub(x, self.shift);
+    fn prepare(&self, s: S, x: S::V) -> S::V {
+        s.sub(x, self.shift)
+    }
+    #[inline(always)]
+    fn fold(&self, s: S, (sum, sum_sq): Self::Acc, t: S::V) -> Self::Acc {
         (s.add(sum, t), s.fma(t, t, sum_sq))
     }
     #[inline(always)]
-    fn fold_tail(&self, s: S, acc: Self::Acc, x: S::V, len: usize) -> Self::Acc {
-        // Padding lanes would contribute 0 − c: zero them.
-        let mut t = s.to_array(s.sub(x, self.shift));
+    fn fold_tail(&self, s: S, acc: Self::Acc, t: S::V, len: usize) -> Self::Acc {
+        // Padding lanes hold 0 − c: zero them.
+        let mut t = s.to_array(t);
         t[len..].fill(0.0);
-        let t = s.load_lanes(t);
-        (s.add(acc.0, t), s.fma(t, t, acc.1))
+        self.fold(s, acc, s.load_lanes(t))
     }
 }
 
@@ -120,11 +168,16 @@ struct SumOfSquares;
 impl<S: Simd> Fold<S> for SumOfSquares {
     type Acc = S::V;
     #[inline(always)]
+    fn prepare(&self, _s: S, x: S::V) -> S::V {
+        x
+    }
+    #[inline(always)]
     fn fold(&self, s: S, acc: S::V, x: S::V) -> S::V {
         s.fma(x, x, acc)
     }
     #[inline(always)]
     fn fold_tail(&self, s: S, acc: S::V, x: S::V, _len: usize) -> S::V {
+        // Padding lanes hold zeros, whose squares add nothing.
         self.fold(s, acc, x)
     }
 }
@@ -144,12 +197,62 @@ fn sum_lanes<S: Simd>(s: S, acc: [S::V; 2]) -> f64 {
     v[0]
 }
 
-/// The normalized value z of one vector, before γ and β.
-trait Normalize<S: Simd> {
+/// The statistics pass of LayerNorm with shift c: (Σ(x − c), Σ(x − c)²), widening the row
+/// into `wide` on the way where that is not empty.
+struct ShiftedPass<'a, T> {
+    x: &'a [T],
+    wide: &'a mut [[f64; 8]],
+    shift: f64,
+}
+
+impl<T: Element> Vectorized for ShiftedPass<'_, T> {
+    type Output = (f64, f64);
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) -> (f64, f64) {
+        let zero = s.splat(0.0);
+        let f = ShiftedSums {
+            shift: s.splat(self.shift),
+        };
+        let acc = reduce(s, self.x, &f, (zero, zero), self.wide);
+        (
+            sum_lanes(s, [acc[0].0, acc[1].0]),
+            sum_lanes(s, [acc[0].1, acc[1].1]),
+        )
+    }
+}
+
+/// The statistics pass of RMSNorm: Σx², widening the row into `wide` where that is not
+/// empty.
+struct SquaresPass<'a, T> {
+    x: &'a [T],
+    wide: &'a mut [[f64; 8]],
+}
+
+impl<T: Element> Vectorized for SquaresPass<'_, T> {
+    type Output = f64;
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) -> f64 {
+        let zero = s.splat(0.0);
+        sum_lanes(s, reduce(s, self.x, &SumOfSquares, zero, self.wide))
+    }
+}
+
+/// The normalized value z of one vector, before γ and β: from x, or from t, x prepared by
+/// the statistics pass ([`Fold::prepare`]) and kept by rows widened once. Both give the same
+/// bits (z from x computes t first, the same way).
+trait Normalize<S: Simd>: Copy {
     fn z(&self, s: S, x: S::V) -> S::V;
+    fn z_prepared(&self, s: S, t: S::V) -> S::V;
+}
+
+/// A row's statistics as scalars, turned into vectors inside the loops that use them.
+trait RowConstants: Copy {
+    type N<S: Simd>: Normalize<S>;
+    fn vectors<S: Simd>(self, s: S) -> Self::N<S>;
 }
 
 /// LayerNorm: z = ((x − c) − m)·r, m = mean(x − c).
+#[derive(Clone, Copy)]
 struct Centered<S: Simd> {
     shift: S::V,
     mean_shifted: S::V,
@@ -159,12 +262,36 @@ struct Centered<S: Simd> {
 impl<S: Simd> Normalize<S> for Centered<S> {
     #[inline(always)]
     fn z(&self, s: S, x: S::V) -> S::V {
-        let dev = s.sub(s.sub(x, self.shift), self.mean_shifted);
-        s.mul(dev, self.scale)
+        self.z_prepared(s, s.sub(x, self.shift))
+    }
+    #[inline(always)]
+    fn z_prepared(&self, s: S, t: S::V) -> S::V {
+        s.mul(s.sub(t, self.mean_shifted), self.scale)
+    }
+}
+
+/// [`Centered`]'s scalars: c, m, r.
+#[derive(Clone, Copy)]
+struct CenteredConstants {
+    shift: f64,
+    mean_shifted: f64,
+    scale: f64,
+}
+
+impl RowConstants for CenteredConstants {
+    type N<S: Simd> = Centered<S>;
+    #[inline(always)]
+    fn vectors<S: Simd>(self, s: S) -> Centered<S> {
+        Centered {
+            shift: s.splat(self.shift),
+            mean_shifted: s.splat(self.mean_shifted),
+            scale: s.splat(self.scale),
+        }
     }
 }
 
 /// RMSNorm: z = x·r.
+#[derive(Clone, Copy)]
 struct Scaled<S: Simd> {
     scale: S::V,
 }
@@ -173,6 +300,26 @@ impl<S: Simd> Normalize<S> for Scaled<S> {
     #[inline(always)]
     fn z(&self, s: S, x: S::V) -> S::V {
         s.mul(x, self.scale)
+    }
+    #[inline(always)]
+    fn z_prepared(&self, s: S, t: S::V) -> S::V {
+        self.z(s, t)
+    }
+}
+
+/// [`Scaled`]'s scalar: r.
+#[derive(Clone, Copy)]
+struct ScaledConstants {
+    scale: f64,
+}
+
+impl RowConstants for ScaledConstants {
+    type N<S: Simd> = Scaled<S>;
+    #[inline(always)]
+    fn vectors<S: Simd>(self, s: S) -> Scaled<S> {
+        Scaled {
+            scale: s.splat(self.scale),
+        }
     }
 }
 
@@ -187,26 +334,50 @@ fn affine<S: Simd, const G: bool, const B: bool>(s: S, z: S::V, g: S::V, b: S::V
     }
 }
 
+/// How γ and β are held for the output pass: f64 (widened once per call, loaded as they
+/// are) or f32 (a single f32 row's own, widened on every load). Both hold every f32, f16
+/// and bf16 value exactly.
+pub(crate) trait Param: Copy + Default + Send + Sync + 'static {
+    fn load<S: Simd>(s: S, v: &[Self; 8]) -> S::V;
+    fn to_f64(self) -> f64;
+}
+
+impl Param for f64 {
+    #[inline(always)]
+    fn load<S: Simd>(s: S, v: &[f64; 8]) -> S::V {
+        s.load_lanes(*v)
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Param for f32 {
+    #[inline(always)]
+    fn load<S: Simd>(s: S, v: &[f32; 8]) -> S::V {
+        s.load_f32(v)
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+#[inline(always)]
+fn load_padded_param<S: Simd, P: Param>(s: S, src: &[P]) -> S::V {
+    let mut buf = [P::default(); 8];
+    buf[..src.len()].copy_from_slice(src);
+    P::load(s, &buf)
+}
+
 /// The row's parameters and what the exact reference needs to settle near-ties.
-pub(crate) struct RowParams<'a> {
+pub(crate) struct RowParams<'a, P> {
     pub op: Op,
-    /// γ and β widened to f64 (length d), or empty when absent.
-    pub gamma: &'a [f64],
-    pub beta: &'a [f64],
+    /// γ and β (length d), or empty when absent.
+    pub gamma: &'a [P],
+    pub beta: &'a [P],
     pub eps: f32,
     /// Write y with non-temporal stores (where a row starts 16-byte aligned).
     pub stream: bool,
-}
-
-/// Cache lines of the next row are requested while this row is written, so that its
-/// statistics pass finds them on chip (for the 16-bit formats; measured here it did not
-/// help f32, whose hardware prefetch keeps up).
-#[inline(always)]
-fn prefetch_line<S: Simd, T: Element>(s: S, next: &[T], j: usize) {
-    let chunks_per_line = (64 / (8 * std::mem::size_of::<T>())).max(1);
-    if std::mem::size_of::<T>() == 2 && 8 * j < next.len() && j.is_multiple_of(chunks_per_line) {
-        s.prefetch(next[8 * j..].as_ptr() as *const u8);
-    }
 }
 
 /// Rows up to this width are widened once (where `T::WIDEN_ONCE`): the widened row
@@ -220,9 +391,9 @@ fn widens<T: Element>(d: usize) -> bool {
 
 /// Sizes `wide` for a row of width d: d/8 vectors where [`widens`], else empty.
 #[inline(always)]
-fn prepare_wide<T: Element>(wide: &mut Vec<[f64; 8]>, d: usize) {
+fn prepare_wide<T: Element>(wide: &mut Vec<Line>, d: usize) {
     if widens::<T>(d) {
-        wide.resize(d.div_ceil(8), [0.0; 8]);
+        wide.resize(d.div_ceil(8), Line::default());
     } else {
         wide.clear();
     }
@@ -242,57 +413,213 @@ pub(crate) struct Scratch {
     /// Elements of the current row to decide exactly.
     near_ties: Vec<u32>,
     /// The current row widened to f64 (where [`widens`]), else empty.
-    wide: Vec<[f64; 8]>,
+    wide: Vec<Line>,
+    /// Per whole vector of the row: the lanes its store reported (see [`Simd`]).
+    flags: Vec<u8>,
 }
 
-/// The output pass: y = γ·z(x) + β, each lane rounded once to `T`; lanes near a rounding
-/// midpoint are collected in `near_ties`.
+/// The output loop over a row's whole vectors: y = γ·z(x) + β, rounded once to `T`, and
+/// in `flags` the lanes each store reported. `WIDE`: x is read from `wide`; `STREAM`:
+/// non-temporal stores.
+struct OutputPass<'a, T, P, C, const G: bool, const B: bool, const WIDE: bool, const STREAM: bool> {
+    x: &'a [[T; 8]],
+    wide: &'a [[f64; 8]],
+    gamma: &'a [[P; 8]],
+    beta: &'a [[P; 8]],
+    y: &'a mut [[T; 8]],
+    flags: &'a mut [u8],
+    /// The start of the next row (of this row where there is none): its cache lines are
+    /// requested, one per line of this row, as the loop goes.
+    next: *const u8,
+    constants: C,
+}
+
+impl<
+        T: Element,
+        P: Param,
+        C: RowConstants,
+        const G: bool,
+        const B: bool,
+        const WIDE: bool,
+        const STREAM: bool,
+    > Vectorized for OutputPass<'_, T, P, C, G, B, WIDE, STREAM>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        let n = self.constants.vectors(s);
+        let len = self.y.len();
+        let src = Sources {
+            x: &self.x[..len],
+            wide: if WIDE { &self.wide[..len] } else { &[] },
+            gamma: if G { &self.gamma[..len] } else { &[] },
+            beta: if B { &self.beta[..len] } else { &[] },
+        };
+        let (y, flags) = (self.y, &mut self.flags[..len]);
+        // Vectors a cache line at a time (two of f32, four of the 16-bit formats), each line
+        // requesting the same line of the next row.
+        let per_line = 64 / (8 * std::mem::size_of::<T>());
+        let lines = len / per_line;
+        for line in 0..lines {
+            s.prefetch(self.next.wrapping_add(64 * line));
+            for j in line * per_line..(line + 1) * per_line {
+                flags[j] = src.write::<S, _, G, B, WIDE, STREAM>(s, &n, j, &mut y[j]);
+            }
+        }
+        for j in lines * per_line..len {
+            flags[j] = src.write::<S, _, G, B, WIDE, STREAM>(s, &n, j, &mut y[j]);
+        }
+    }
+}
+
+/// What the output loop reads, as local slices (copied out of any struct the loop's stores
+/// could be thought to change).
+#[derive(Clone, Copy)]
+struct Sources<'a, T, P> {
+    x: &'a [[T; 8]],
+    wide: &'a [[f64; 8]],
+    gamma: &'a [[P; 8]],
+    beta: &'a [[P; 8]],
+}
+
+impl<T: Element, P: Param> Sources<'_, T, P> {
+    /// Vector j of y, stored; the lanes the store reported.
+    #[inline(always)]
+    fn write<
+        S: Simd,
+        N: Normalize<S>,
+        const G: bool,
+        const B: bool,
+        const WIDE: bool,
+        const STREAM: bool,
+    >(
+        self,
+        s: S,
+        n: &N,
+        j: usize,
+        y: &mut [T; 8],
+    ) -> u8 {
+        let out = self.value::<S, N, G, B, WIDE>(s, n, j);
+        if STREAM {
+            T::stream(s, out, y)
+        } else {
+            T::store(s, out, y)
+        }
+    }
+
+    /// The f64 value (before rounding) of vector j of y.
+    #[inline(always)]
+    fn value<S: Simd, N: Normalize<S>, const G: bool, const B: bool, const WIDE: bool>(
+        self,
+        s: S,
+        n: &N,
+        j: usize,
+    ) -> S::V {
+        let zero = s.splat(0.0);
+        let g = if G { P::load(s, &self.gamma[j]) } else { zero };
+        let b = if B { P::load(s, &self.beta[j]) } else { zero };
+        let z = if WIDE {
+            n.z_prepared(s, s.load_lanes(self.wide[j]))
+        } else {
+            n.z(s, T::load(s, &self.x[j]))
+        };
+        affine::<S, G, B>(s, z, g, b)
+    }
+}
+
+/// The output pass of a row: the whole vectors in [`OutputPass`], then a second look at
+/// the lanes its stores reported (those vectors computed again: the same operations give
+/// the same values), then the partial last vector; lanes near a rounding midpoint are
+/// collected in `near_ties`.
 #[inline(always)]
-fn write_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>(
+fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, const B: bool>(
     s: S,
     row: &mut Row<'_, T>,
-    p: &RowParams<'_>,
-    n: &N,
+    p: &RowParams<'_, P>,
+    c: C,
     scratch: &mut Scratch,
 ) {
     let Row { x, next, y } = row;
-    let (wide, near_ties) = (&scratch.wide, &mut scratch.near_ties);
+    let Scratch {
+        near_ties,
+        wide,
+        flags,
+    } = scratch;
+    let wide = lanes(wide);
     let use_wide = T::WIDEN_ONCE && !wide.is_empty();
-    let y_start = y.as_ptr();
+    let stream = p.stream && (y.as_ptr() as usize).is_multiple_of(16);
     let (xc, xt) = x.as_chunks::<8>();
     let (yc, yt) = y.as_chunks_mut::<8>();
     let (gc, gt) = p.gamma.as_chunks::<8>();
     let (bc, bt) = p.beta.as_chunks::<8>();
+    // Every entry is written by the loop: grown, never cleared.
+    if flags.len() < xc.len() {
+        flags.resize(xc.len(), 0);
+    }
+    let flags = &mut flags[..xc.len()];
+    let next = if next.is_empty() {
+        x.as_ptr()
+    } else {
+        next.as_ptr()
+    } as *const u8;
+    macro_rules! pass {
+        ($wide:literal, $stream:literal) => {
+            s.isolated(OutputPass::<T, P, C, G, B, $wide, $stream> {
+                x: xc,
+                wide,
+                gamma: gc,
+                beta: bc,
+                y: &mut *yc,
+                flags: &mut *flags,
+                next,
+                constants: c,
+            })
+        };
+    }
+    match (use_wide, stream) {
+        (false, false) => pass!(false, false),
+        (false, true) => pass!(false, true),
+        (true, false) => pass!(true, false),
+        (true, true) => pass!(true, true),
+    }
+    let n = c.vectors(s);
     let zero = s.splat(0.0);
-    let stream = p.stream && (y_start as usize).is_multiple_of(16);
-    for (j, (xv, yv)) in xc.iter().zip(yc.iter_mut()).enumerate() {
-        prefetch_line(s, next, j);
-        let g = if G { s.load_lanes(gc[j]) } else { zero };
-        let b = if B { s.load_lanes(bc[j]) } else { zero };
-        let xv = if use_wide {
-            s.load_lanes(wide[j])
-        } else {
-            T::load(s, xv)
-        };
-        let out = affine::<S, G, B>(s, n.z(s, xv), g, b);
-        let flagged = if stream {
-            T::stream(s, out, yv)
-        } else {
-            T::store(s, out, yv)
-        };
-        if flagged != 0 {
-            second_look(s.to_array(out), flagged, yv, 8 * j, near_ties);
+    let src = Sources {
+        x: xc,
+        wide,
+        gamma: gc,
+        beta: bc,
+    };
+    // Eight flags at a time: most rows have none, and a few vectors at most.
+    let (flag_words, flag_rest) = flags.as_chunks::<8>();
+    let words = flag_words.iter().map(|w| u64::from_ne_bytes(*w));
+    let rest = flag_rest.iter().fold(0u64, |a, &f| (a << 8) | f as u64);
+    for (w, word) in words.chain([rest]).enumerate() {
+        if word == 0 {
+            continue;
+        }
+        for j in 8 * w..(8 * w + 8).min(flags.len()) {
+            let f = flags[j];
+            if f == 0 {
+                continue;
+            }
+            let out = if use_wide {
+                src.value::<S, _, G, B, true>(s, &n, j)
+            } else {
+                src.value::<S, _, G, B, false>(s, &n, j)
+            };
+            second_look(s.to_array(out), f, &mut yc[j], 8 * j, near_ties);
         }
     }
     if !xt.is_empty() {
-        let g = if G { load_padded_f64(s, gt) } else { zero };
-        let b = if B { load_padded_f64(s, bt) } else { zero };
-        let xv = if use_wide {
-            s.load_lanes(wide[xc.len()])
+        let g = if G { load_padded_param(s, gt) } else { zero };
+        let b = if B { load_padded_param(s, bt) } else { zero };
+        let z = if use_wide {
+            n.z_prepared(s, s.load_lanes(wide[xc.len()]))
         } else {
-            load_padded(s, xt)
+            n.z(s, load_padded(s, xt))
         };
-        let out = affine::<S, G, B>(s, n.z(s, xv), g, b);
+        let out = affine::<S, G, B>(s, z, g, b);
         let mut buf = [T::default(); 8];
         let valid = ((1u16 << yt.len()) - 1) as u8;
         let flagged = T::store(s, out, &mut buf) & valid;
@@ -328,7 +655,12 @@ fn second_look<T: Element>(
 /// and exact midpoint decisions.
 #[cold]
 #[inline(never)]
-fn settle_near_ties<T: Element>(x: &[T], p: &RowParams<'_>, y: &mut [T], near_ties: &[u32]) {
+fn settle_near_ties<T: Element, P: Param>(
+    x: &[T],
+    p: &RowParams<'_, P>,
+    y: &mut [T],
+    near_ties: &[u32],
+) {
     let values: Vec<f64> = x.iter().map(|v| T::DTYPE.to_f64(v.to_bits())).collect();
     let eps = rug::Rational::from_f64(p.eps as f64).expect("eps is finite");
     let stats = RowStats::compute(&values, T::DTYPE, p.op, EpsConvention::Inside, &eps);
@@ -339,8 +671,8 @@ fn settle_near_ties<T: Element>(x: &[T], p: &RowParams<'_>, y: &mut [T], near_ti
         let i = i as usize;
         let input = ElementInput {
             x: values[i],
-            gamma: p.gamma.get(i).copied().unwrap_or(1.0),
-            beta: p.beta.get(i).copied().unwrap_or(0.0),
+            gamma: p.gamma.get(i).map_or(1.0, |g| g.to_f64()),
+            beta: p.beta.get(i).map_or(0.0, |b| b.to_f64()),
         };
         if !(input.gamma.is_finite() && input.beta.is_finite()) {
             continue;
@@ -356,15 +688,15 @@ fn fill_nan<T: Element>(y: &mut [T]) {
 
 /// Finishes a row: the output pass, then exact decisions for near-ties.
 #[inline(always)]
-fn finish_row<S: Simd, T: Element, N: Normalize<S>, const G: bool, const B: bool>(
+fn finish_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, const B: bool>(
     s: S,
     mut row: Row<'_, T>,
-    p: &RowParams<'_>,
-    n: &N,
+    p: &RowParams<'_, P>,
+    c: C,
     scratch: &mut Scratch,
 ) {
     scratch.near_ties.clear();
-    write_row::<S, T, N, G, B>(s, &mut row, p, n, scratch);
+    write_row::<S, T, P, C, G, B>(s, &mut row, p, c, scratch);
     if !scratch.near_ties.is_empty() {
         settle_near_ties(row.x, p, row.y, &scratch.near_ties);
     }
@@ -404,18 +736,11 @@ pub(crate) fn layer_norm_stats<S: Simd, T: Element>(
         / head.len() as f64;
     let mut passes = 0;
     loop {
-        let zero = s.splat(0.0);
-        let acc = reduce(
-            s,
+        let (sum, sum_sq) = s.isolated(ShiftedPass {
             x,
-            &ShiftedSums {
-                shift: s.splat(shift),
-            },
-            (zero, zero),
-            wide,
-        );
-        let sum = sum_lanes(s, [acc[0].0, acc[1].0]);
-        let sum_sq = sum_lanes(s, [acc[0].1, acc[1].1]);
+            wide: &mut *wide,
+            shift,
+        });
         if !(sum.is_finite() && sum_sq.is_finite()) {
             return None;
         }
@@ -436,42 +761,45 @@ pub(crate) fn layer_norm_stats<S: Simd, T: Element>(
 
 /// y = γ ⊙ (x − μ)/√(σ² + ε) + β for one row.
 #[inline(always)]
-pub(crate) fn layer_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
+pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B: bool>(
     s: S,
     row: Row<'_, T>,
-    p: &RowParams<'_>,
+    p: &RowParams<'_, P>,
     scratch: &mut Scratch,
 ) {
     prepare_wide::<T>(&mut scratch.wide, row.x.len());
-    let Some(stats) = layer_norm_stats(s, row.x, &mut scratch.wide) else {
+    let Some(stats) = layer_norm_stats(s, row.x, lanes_mut(&mut scratch.wide)) else {
         return fill_nan(row.y);
     };
-    let n = Centered {
-        shift: s.splat(stats.shift),
-        mean_shifted: s.splat(stats.mean_shifted),
-        scale: s.splat(1.0 / (stats.var + p.eps as f64).sqrt()),
+    let c = CenteredConstants {
+        shift: stats.shift,
+        mean_shifted: stats.mean_shifted,
+        scale: 1.0 / (stats.var + p.eps as f64).sqrt(),
     };
-    finish_row::<S, T, _, G, B>(s, row, p, &n, scratch);
+    finish_row::<S, T, P, _, G, B>(s, row, p, c, scratch);
 }
 
 /// y = γ ⊙ x/√(mean(x²) + ε) + β for one row.
 #[inline(always)]
-pub(crate) fn rms_norm_row<S: Simd, T: Element, const G: bool, const B: bool>(
+pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B: bool>(
     s: S,
     row: Row<'_, T>,
-    p: &RowParams<'_>,
+    p: &RowParams<'_, P>,
     scratch: &mut Scratch,
 ) {
     let d = row.x.len() as f64;
     prepare_wide::<T>(&mut scratch.wide, row.x.len());
-    let zero = s.splat(0.0);
-    let sum_sq = sum_lanes(s, reduce(s, row.x, &SumOfSquares, zero, &mut scratch.wide));
+    let sum_sq = s.isolated(SquaresPass {
+        x: row.x,
+        wide: lanes_mut(&mut scratch.wide),
+    });
     if !sum_sq.is_finite() {
         return fill_nan(row.y);
     }
-    let r = 1.0 / (sum_sq / d + p.eps as f64).sqrt();
-    let n = Scaled { scale: s.splat(r) };
-    finish_row::<S, T, _, G, B>(s, row, p, &n, scratch);
+    let c = ScaledConstants {
+        scale: 1.0 / (sum_sq / d + p.eps as f64).sqrt(),
+    };
+    finish_row::<S, T, P, _, G, B>(s, row, p, c, scratch);
 }
 
 #[cfg(test)]

@@ -114,6 +114,9 @@ impl std::str::FromStr for Isa {
 /// [`crate::dtype::Dtype::round_f64`]).
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
+    /// Runs `k` in a function of its own, compiled for this instruction set and not inlined
+    /// into the caller (so that a hot loop gets the registers to itself).
+    fn isolated<K: crate::kernels::Vectorized>(self, k: K) -> K::Output;
     fn splat(self, v: f64) -> Self::V;
     fn load_lanes(self, a: [f64; 8]) -> Self::V;
     fn to_array(self, v: Self::V) -> [f64; 8];
@@ -143,7 +146,7 @@ pub trait Simd: Copy + Send + Sync {
     }
     /// Orders the streamed stores before later stores.
     fn fence(self) {}
-    /// Asks for the cache line holding `p` (a hint; it never faults).
+    /// Asks for the cache line holding `p` (a hint; it never faults, whatever the address).
     fn prefetch(self, _p: *const u8) {}
     /// Bit l set where lane l's bit pattern, in its low `half_bit + 1` bits, is within `k`
     /// of `1 << half_bit`: an f64 within k ulps of a rounding midpoint of a format whose
@@ -174,6 +177,14 @@ pub struct Scalar;
 
 impl Simd for Scalar {
     type V = [f64; 8];
+    #[inline(always)]
+    fn isolated<K: crate::kernels::Vectorized>(self, k: K) -> K::Output {
+        #[inline(never)]
+        fn inner<K: crate::kernels::Vectorized>(k: K) -> K::Output {
+            k.run(Scalar)
+        }
+        inner(k)
+    }
     #[inline(always)]
     fn splat(self, v: f64) -> [f64; 8] {
         [v; 8]

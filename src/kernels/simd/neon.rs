@@ -69,6 +69,16 @@ unsafe fn bf16_from_odd(b: uint32x4_t) -> uint16x4_t {
 impl Simd for Neon {
     type V = [float64x2_t; 4];
     #[inline(always)]
+    fn isolated<K: Vectorized>(self, k: K) -> K::Output {
+        #[inline(never)]
+        #[target_feature(enable = "neon")]
+        unsafe fn inner<K: Vectorized>(s: Neon, k: K) -> K::Output {
+            k.run(s)
+        }
+        // SAFETY: NEON is part of the AArch64 baseline.
+        unsafe { inner(self, k) }
+    }
+    #[inline(always)]
     fn splat(self, v: f64) -> Self::V {
         unsafe { [vdupq_n_f64(v); 4] }
     }

@@ -228,6 +228,16 @@ impl Avx2 {
 impl Simd for Avx2 {
     type V = (__m256d, __m256d);
     #[inline(always)]
+    fn isolated<K: Vectorized>(self, k: K) -> K::Output {
+        #[inline(never)]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn inner<K: Vectorized>(s: Avx2, k: K) -> K::Output {
+            k.run(s)
+        }
+        // SAFETY: the token exists only when the CPU has these features.
+        unsafe { inner(self, k) }
+    }
+    #[inline(always)]
     fn splat(self, v: f64) -> Self::V {
         unsafe { (_mm256_set1_pd(v), _mm256_set1_pd(v)) }
     }
@@ -385,6 +395,28 @@ impl<const BF16: bool> Avx512<BF16> {
 // target-feature function; pointer accesses stay within the eight-element arrays.
 impl<const BF16: bool> Simd for Avx512<BF16> {
     type V = __m512d;
+    #[inline(always)]
+    fn isolated<K: Vectorized>(self, k: K) -> K::Output {
+        #[inline(never)]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma,f16c")]
+        unsafe fn inner<K: Vectorized>(s: Avx512<false>, k: K) -> K::Output {
+            k.run(s)
+        }
+        #[inline(never)]
+        #[target_feature(enable = "avx512f,avx512vl,avx512bf16,avx2,fma,f16c")]
+        unsafe fn inner_bf16<K: Vectorized>(s: Avx512<true>, k: K) -> K::Output {
+            k.run(s)
+        }
+        // SAFETY: the token exists only when the CPU has these features (with BF16 only
+        // when it also has AVX512-BF16).
+        unsafe {
+            if BF16 {
+                inner_bf16(Avx512(()), k)
+            } else {
+                inner(Avx512(()), k)
+            }
+        }
+    }
     #[inline(always)]
     fn splat(self, v: f64) -> __m512d {
         unsafe { _mm512_set1_pd(v) }
