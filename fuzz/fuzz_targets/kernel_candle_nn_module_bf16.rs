@@ -1,3 +1,6 @@
 #![no_main]
 // The property and the input format: normoracle::fuzzing (target "kernel_candle_nn_module_bf16").
-libfuzzer_sys::fuzz_target!(|data: &[u8]| normoracle_fuzz::check("kernel_candle_nn_module_bf16", data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| normoracle_fuzz::check(
+    "kernel_candle_nn_module_bf16",
+    data
+));
