@@ -6,7 +6,9 @@
 # fuzz/artifacts/<target>/ (see fuzz/README.md to replay and minimize it).
 #
 # Reproducible: what a run explores depends on the binary and FUZZ_SEED only, not on the
-# machine's speed or luck, so a red CI run is red again on rerun and anywhere else:
+# machine's speed or luck, so a red CI run is red again on rerun of the same build (a build
+# from another rustc or on a CPU with other SIMD paths has other coverage counters, and
+# explores other inputs):
 # - the libFuzzer seed is fixed (FUZZ_SEED, printed);
 # - each target runs a fixed number of inputs (-runs, the table below); -max_total_time is a
 #   safety net only (FUZZ_MAX_SECONDS, far above any target's time here), and a run it cuts
