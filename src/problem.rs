@@ -200,6 +200,32 @@ impl Problem {
 }
 
 #[cfg(test)]
+impl Problem {
+    /// One row of values (each rounded to the format) under ε inside: the unit tests' problem.
+    pub(crate) fn one_row(
+        op: Op,
+        dtype: Dtype,
+        eps: f32,
+        x: &[f64],
+        gamma: Option<&[f64]>,
+        beta: Option<&[f64]>,
+    ) -> Problem {
+        let bits = |v: &[f64]| v.iter().map(|&v| dtype.round_f64(v)).collect::<Vec<u64>>();
+        Problem {
+            op,
+            dtype,
+            eps: Eps::from_f32(eps).expect("a valid ε"),
+            convention: EpsConvention::Inside,
+            rows: 1,
+            d: x.len(),
+            x: bits(x),
+            gamma: gamma.map(bits),
+            beta: beta.map(bits),
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -12,12 +12,17 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_normoracle");
 
-fn importable(modules: &str) -> bool {
-    Command::new("python3")
+/// Whether python3 imports `modules`; says on stderr that the test does not run when not.
+fn importable(modules: &str, framework: &str) -> bool {
+    let ok = Command::new("python3")
         .args(["-c", &format!("import {modules}")])
         .output()
         .map(|o| o.status.success())
-        .unwrap_or(false)
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("{framework} is not importable here: test not run");
+    }
+    ok
 }
 
 fn cases(dir: &Path, ops: &str, dtypes: &str) {
@@ -55,8 +60,7 @@ fn check(dir: &Path) -> (i32, String) {
 
 #[test]
 fn numpy_two_pass_passes_and_one_pass_fails() {
-    if !importable("numpy") {
-        eprintln!("numpy is not importable here: test not run");
+    if !importable("numpy", "numpy") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -117,8 +121,7 @@ fn find<'a>(rows: &'a [ZooRow], kernel: &str, op: Op, dtype: Dtype) -> &'a ZooRo
 /// was credited with numpy's bf16 verdicts.
 #[test]
 fn zoo_drivers_are_judged_on_their_own_outputs() {
-    if !importable("numpy") {
-        eprintln!("numpy is not importable here: test not run");
+    if !importable("numpy", "numpy") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -163,8 +166,7 @@ fn zoo_drivers_are_judged_on_their_own_outputs() {
 /// its CPU provider.
 #[test]
 fn onnxruntime_fails_f32_on_overflowing_squares() {
-    if !importable("numpy, onnx, onnxruntime") {
-        eprintln!("onnxruntime is not importable here: test not run");
+    if !importable("numpy, onnx, onnxruntime", "onnxruntime") {
         return;
     }
     let name = "onnxruntime";
@@ -196,8 +198,7 @@ fn onnxruntime_fails_f32_on_overflowing_squares() {
 /// driver survives the reproducer. Both fail f32 on overflowing squares.
 #[test]
 fn jax_fast_variance_shows_the_one_pass_finding() {
-    if !importable("numpy, jax") {
-        eprintln!("jax is not importable here: test not run");
+    if !importable("numpy, jax", "jax") {
         return;
     }
     let rows = zoo_rows(

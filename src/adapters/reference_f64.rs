@@ -114,22 +114,10 @@ impl Kernel for ReferenceF64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Eps;
 
     /// ULP distances of reference-f64's outputs from the correctly rounded ones (f64).
     fn distances(op: Op, eps: f32, x: &[f64], gamma: &[f64], beta: &[f64]) -> Vec<u64> {
-        let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
-        let p = Problem {
-            op,
-            dtype: Dtype::F64,
-            eps: Eps::from_f32(eps).unwrap(),
-            convention: EpsConvention::Inside,
-            rows: 1,
-            d: x.len(),
-            x: bits(x),
-            gamma: Some(bits(gamma)),
-            beta: Some(bits(beta)),
-        };
+        let p = Problem::one_row(op, Dtype::F64, eps, x, Some(gamma), Some(beta));
         let want = crate::exact::reference(&p).unwrap().y;
         let got = ReferenceF64.run(&p).unwrap();
         want.iter()

@@ -446,21 +446,9 @@ pub fn judge_case(kernel: &dyn Kernel, case: &Case, report: &mut Report) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Eps;
 
     fn problem(op: Op, dtype: Dtype, x: &[f64], gamma: &[f64], beta: &[f64]) -> Problem {
-        let bits = |v: &[f64]| v.iter().map(|&v| dtype.round_f64(v)).collect::<Vec<u64>>();
-        Problem {
-            op,
-            dtype,
-            eps: Eps::from_f32(0.0).unwrap(),
-            convention: EpsConvention::Inside,
-            rows: 1,
-            d: x.len(),
-            x: bits(x),
-            gamma: Some(bits(gamma)),
-            beta: Some(bits(beta)),
-        }
+        Problem::one_row(op, dtype, 0.0, x, Some(gamma), Some(beta))
     }
 
     /// ±∞ for a finite correctly rounded value passes only where the bound reaches the overflow
