@@ -279,6 +279,8 @@ fn run_rows<T: Element, P: row::Param>(
     let stream = options
         .stream
         .unwrap_or(layout.rows * layout.d * (T::DTYPE.bits() as usize / 8) >= STREAM_MIN_BYTES);
+    let single_task = rows_per_task >= layout.rows;
+    let widen_once = T::WIDEN_ONCE || single_task;
     let task = |first_row: usize, y_rows: &mut [T]| {
         let rows = Rows {
             op,
@@ -289,10 +291,11 @@ fn run_rows<T: Element, P: row::Param>(
             beta: params.beta,
             eps: params.eps,
             stream,
+            widen_once,
         };
         token.vectorize(rows);
     };
-    if rows_per_task >= layout.rows {
+    if single_task {
         task(0, y);
     } else {
         y.par_chunks_mut(rows_per_task * layout.y_stride)
@@ -373,6 +376,8 @@ struct Rows<'a, T, P> {
     beta: &'a [P],
     eps: f32,
     stream: bool,
+    /// See [`Element::WIDEN_ONCE`].
+    widen_once: bool,
 }
 
 impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
@@ -398,6 +403,7 @@ impl<T: Element, P: row::Param> Rows<'_, T, P> {
             beta: self.beta,
             eps: self.eps,
             stream: self.stream,
+            widen_once: self.widen_once,
         };
         // Buffers kept by each thread from call to call: no allocation, no zeroing.
         thread_local! {

@@ -50,9 +50,9 @@ trait Fold<S: Simd> {
 }
 
 /// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
-/// (the partial tail vector, zero-padded, into accumulator 1). Formats that widen once
-/// (see [`widens`]) also keep the prepared vectors (t) in `wide` for the output pass, which
-/// then starts from t; `wide` is empty otherwise.
+/// (the partial tail vector, zero-padded, into accumulator 1). Rows widened once (see
+/// [`RowParams::widen_once`]) also keep the prepared vectors (t) in `wide` for the output
+/// pass, which then starts from t; `wide` is empty otherwise.
 #[inline(always)]
 fn reduce<S: Simd, T: Element, F: Fold<S>>(
     s: S,
@@ -63,7 +63,7 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
 ) -> [F::Acc; 2] {
     let (chunks, tail) = x.as_chunks::<8>();
     let mut acc = [init; 2];
-    if T::WIDEN_ONCE && !wide.is_empty() {
+    if !wide.is_empty() {
         let (pairs, rest) = chunks.as_chunks::<2>();
         let (wide_pairs, wide_rest) = wide.split_at_mut(2 * pairs.len());
         let (wide_pairs, _) = wide_pairs.as_chunks_mut::<2>();
@@ -378,21 +378,20 @@ pub(crate) struct RowParams<'a, P> {
     pub eps: f32,
     /// Write y with non-temporal stores (where a row starts 16-byte aligned).
     pub stream: bool,
+    /// Widen rows once (up to [`WIDEN_MAX_D`]): the statistics pass keeps the widened row
+    /// for the output pass (see [`Element::WIDEN_ONCE`]).
+    pub widen_once: bool,
 }
 
-/// Rows up to this width are widened once (where `T::WIDEN_ONCE`): the widened row
-/// (8 bytes a value) then stays in L2 beside γ and β; wider rows are widened twice.
+/// Rows up to this width are widened once (where [`RowParams::widen_once`]): the widened
+/// row (8 bytes a value) then stays in L2 beside γ and β; wider rows are widened twice.
 const WIDEN_MAX_D: usize = 16384;
 
-/// Whether a row of `T` and width d is widened once, in the statistics pass.
-fn widens<T: Element>(d: usize) -> bool {
-    T::WIDEN_ONCE && d <= WIDEN_MAX_D
-}
-
-/// Sizes `wide` for a row of width d: d/8 vectors where [`widens`], else empty.
+/// Sizes `wide` for a row of width d: d/8 vectors where the row is widened once, else
+/// empty.
 #[inline(always)]
-fn prepare_wide<T: Element>(wide: &mut Vec<Line>, d: usize) {
-    if widens::<T>(d) {
+fn prepare_wide(wide: &mut Vec<Line>, d: usize, widen_once: bool) {
+    if widen_once && d <= WIDEN_MAX_D {
         wide.resize(d.div_ceil(8), Line::default());
     } else {
         wide.clear();
@@ -412,7 +411,7 @@ pub(crate) struct Row<'a, T> {
 pub(crate) struct Scratch {
     /// Elements of the current row to decide exactly.
     near_ties: Vec<u32>,
-    /// The current row widened to f64 (where [`widens`]), else empty.
+    /// The current row widened to f64 (where [`RowParams::widen_once`]), else empty.
     wide: Vec<Line>,
     /// Per whole vector of the row: the lanes its store reported (see [`Simd`]).
     flags: Vec<u8>,
@@ -546,7 +545,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         flags,
     } = scratch;
     let wide = lanes(wide);
-    let use_wide = T::WIDEN_ONCE && !wide.is_empty();
+    let use_wide = !wide.is_empty();
     let stream = p.stream && (y.as_ptr() as usize).is_multiple_of(16);
     let (xc, xt) = x.as_chunks::<8>();
     let (yc, yt) = y.as_chunks_mut::<8>();
@@ -767,7 +766,7 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
     p: &RowParams<'_, P>,
     scratch: &mut Scratch,
 ) {
-    prepare_wide::<T>(&mut scratch.wide, row.x.len());
+    prepare_wide(&mut scratch.wide, row.x.len(), p.widen_once);
     let Some(stats) = layer_norm_stats(s, row.x, lanes_mut(&mut scratch.wide)) else {
         return fill_nan(row.y);
     };
@@ -788,7 +787,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     scratch: &mut Scratch,
 ) {
     let d = row.x.len() as f64;
-    prepare_wide::<T>(&mut scratch.wide, row.x.len());
+    prepare_wide(&mut scratch.wide, row.x.len(), p.widen_once);
     let sum_sq = s.isolated(SquaresPass {
         x: row.x,
         wide: lanes_mut(&mut scratch.wide),
