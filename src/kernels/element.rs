@@ -22,12 +22,9 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// Significand bits, the implicit one included.
     const PRECISION: u32;
     /// Whether rows are widened to f64 once, in the statistics pass, and read back wide by
-    /// the output pass, in every call. Cheaper than widening again for the 16-bit formats.
-    /// f32 rows are widened once only in calls that run as a single task (at most
-    /// `VALUES_PER_TASK` values, held in cache): there, reading the f64 row back beats a
-    /// second conversion (1 × 4096 LayerNorm 2.07 → 1.78 µs, 16 × 1024 7.8 → 6.8 µs); for
-    /// rows streamed from memory the wider working set costs more than it saves (4096 ×
-    /// 4096 LayerNorm 4.8 → 5.4 ms). Widening changes no bit of the output.
+    /// the output pass, in every call: cheaper than widening again for the 16-bit formats.
+    /// f32 rows are widened once only in single-task calls (see `run_rows`). Widening
+    /// changes no bit of the output.
     const WIDEN_ONCE: bool;
     /// The values themselves when this format is f32.
     #[doc(hidden)]
