@@ -97,6 +97,10 @@ impl Wide {
         if self.m == 0.0 || !self.m.is_finite() {
             return self.m;
         }
+        if (-1022..=1023).contains(&self.e) {
+            // A normal f64: m·2^e is exact (the common case, without ldexp's call).
+            return self.m * pow2(self.e);
+        }
         // Past ±1100 the result is 0 or ±∞ whatever the exponent; libm's ldexp rounds once
         // (it never rounds twice into the subnormal range).
         libm::ldexp(self.m, self.e.clamp(-1100, 1100))
@@ -162,6 +166,12 @@ impl Wide {
 
     pub fn is_nan(self) -> bool {
         self.m.is_nan()
+    }
+}
+
+impl Default for Wide {
+    fn default() -> Self {
+        Wide::ZERO
     }
 }
 

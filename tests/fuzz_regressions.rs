@@ -242,6 +242,27 @@ const REGRESSIONS: &[(&str, &[u8])] = &[
             11, 55, 249, 196, 142, 222, 130, 191, 207, 156, 93, 8,
         ],
     ),
+    // The judge failed a finite output whose exact value lies past f64::MAX: layer_norm f64,
+    // ε = 0.1, x = [0xefffffffffffff7f × 8 with one 0xefffffffffffff7e] (≈ −3.1e231, spread
+    // one ulp: κ ≈ 5.7e16), γ = f64::MAX. reference-f64's mean is an ulp off, so it gave 0
+    // where the exact value is ≈ 2.83·MAX (correctly rounded: +∞), well within its bound
+    // (0.001 of it used); the judge had compared with the f64 value ∞ and failed it whatever
+    // the bound. The exact value past MAX is now taken from MPFR as a `Wide` (found by CI's
+    // bounded fuzz run; its failing row, re-encoded alone).
+    (
+        "kernel_reference_f64_f64",
+        &[
+            52, 8, 0, 4, 127, 255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255, 255, 255, 255,
+            239, 127, 255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255, 255, 255, 255, 239,
+            126, 255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255, 255, 255, 255, 239, 127,
+            255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255, 255, 255, 255, 239, 127, 255,
+            255, 255, 255, 255, 255, 239, 255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255,
+            255, 255, 255, 239, 127, 255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255, 255,
+            255, 255, 239, 127, 255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255, 255, 255,
+            255, 239, 127, 255, 255, 255, 255, 255, 255, 239, 127, 255, 255, 255, 255, 255, 255,
+            239, 127, 255, 255, 255, 255, 255, 255, 239, 127,
+        ],
+    ),
 ];
 
 const HANG_F32: &[u8] = &[

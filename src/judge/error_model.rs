@@ -8,6 +8,7 @@ use crate::cases::{self, BatteryConfig, Family};
 use crate::exact::reference::{element_input, row_stats};
 use crate::exact::{Element, RowKind};
 use crate::problem::Op;
+use crate::wide::Wide;
 use crate::Dtype;
 
 fn median(v: &mut [f64]) -> f64 {
@@ -60,7 +61,7 @@ pub fn table(seed: u64) -> Table {
                                     x: input.x,
                                     gamma: input.gamma,
                                     beta: input.beta,
-                                    y,
+                                    y: Wide::of(y),
                                 },
                             );
                             kappas.push(condition(&stats, input.x));

@@ -121,54 +121,95 @@ pub struct ProblemLabel {
     pub family: String,
 }
 
-/// Judges one element; returns its tier, its ULP distance (finite pairs), relative error and
-/// the bound (0 where the tier was decided without it).
+/// The judgement of one element.
+struct ElementJudgement {
+    tier: Tier,
+    /// ULP distance to the correctly rounded value (finite pairs only).
+    ulp: Option<u64>,
+    /// |o − y|/|y| (∞ for a nonzero output where y = 0).
+    rel_err: f64,
+    /// B_i (0 where the tier was decided without it).
+    bound: Wide,
+    /// The fraction of B_i used, for elements within the bound.
+    bound_use: Option<f64>,
+}
+
+impl ElementJudgement {
+    fn decided(tier: Tier, ulp: Option<u64>, rel_err: f64) -> Self {
+        ElementJudgement {
+            tier,
+            ulp,
+            rel_err,
+            bound: Wide::ZERO,
+            bound_use: None,
+        }
+    }
+}
+
+/// The exact output of a defined row's element as a `Wide`: the evaluation's f64, or, where
+/// that left f64's range (an f64 element whose correctly rounded output is ±∞), MPFR's value,
+/// whose exponent is unbounded. A finite output there is judged against it like any other.
+fn exact_value(e: &Element, eval: &Evaluation) -> Wide {
+    if eval.value.is_infinite() {
+        Wide::from_float(&e.mpfr_value())
+    } else {
+        Wide::of(eval.value)
+    }
+}
+
+/// |o − y|/|y|: 0 where equal, ∞ for a nonzero output where y = 0; in `Wide` where y lies
+/// past f64::MAX.
+fn relative_error(o: f64, y: Wide) -> f64 {
+    let y_f64 = y.to_f64();
+    if y_f64.is_finite() {
+        if o == y_f64 {
+            0.0
+        } else if y_f64 == 0.0 {
+            f64::INFINITY
+        } else {
+            ((o - y_f64) / y_f64).abs()
+        }
+    } else {
+        ((Wide::of(o) - y) / y).abs().to_f64()
+    }
+}
+
 fn judge_element(
     dtype: Dtype,
     d: usize,
     stats: &RowStats,
     e: &Element,
     eval: &Evaluation,
+    y: Wide,
     actual: u64,
-) -> (Tier, Option<u64>, f64, Wide) {
+) -> ElementJudgement {
     let expected = eval.rounded;
     if stats.kind == RowKind::NonFinite {
         // NaN is always IEEE-consistent here; a finite output only where the limit is finite.
         let limit_met = !dtype.is_nan(expected)
             && !dtype.is_nan(actual)
             && dtype.to_f64(actual) == dtype.to_f64(expected);
-        let tier = if dtype.is_nan(actual) || limit_met {
-            Tier::Exact
+        return if dtype.is_nan(actual) || limit_met {
+            ElementJudgement::decided(Tier::Exact, None, 0.0)
         } else {
-            Tier::Fail
+            ElementJudgement::decided(Tier::Fail, None, f64::INFINITY)
         };
-        return (
-            tier,
-            None,
-            if tier == Tier::Exact {
-                0.0
-            } else {
-                f64::INFINITY
-            },
-            Wide::ZERO,
-        );
     }
     if dtype.is_nan(actual) {
-        return (Tier::Fail, None, f64::INFINITY, Wide::ZERO);
+        return ElementJudgement::decided(Tier::Fail, None, f64::INFINITY);
     }
     let o = dtype.to_f64(actual);
-    let y = eval.value;
-    let rel_err = if o == y {
-        0.0
-    } else if y == 0.0 {
-        f64::INFINITY
-    } else {
-        ((o - y) / y).abs()
-    };
     let ulp = dtype.ulp_distance(actual, expected);
     if o == dtype.to_f64(expected) {
-        return (Tier::Exact, Some(0), rel_err, Wide::ZERO);
+        // The correctly rounded ±∞ has no finite error to measure: what the format demands.
+        let rel_err = if o.is_finite() {
+            relative_error(o, y)
+        } else {
+            0.0
+        };
+        return ElementJudgement::decided(Tier::Exact, Some(0), rel_err);
     }
+    let rel_err = relative_error(o, y);
     // ±∞ one step beyond ±MAX is no faithful rounding of a finite correctly rounded value: it
     // passes only within the bound, where that reaches the overflow threshold.
     if ulp == 1 && o.is_finite() {
@@ -180,11 +221,11 @@ fn judge_element(
             Ordering::Less
         };
         if side == out_side {
-            return (Tier::Faithful, Some(1), rel_err, Wide::ZERO);
+            return ElementJudgement::decided(Tier::Faithful, Some(1), rel_err);
         }
     }
     let input = e.input;
-    let b = tolerance::bound(
+    let bound = tolerance::bound(
         dtype,
         d,
         stats,
@@ -195,12 +236,77 @@ fn judge_element(
             y,
         },
     );
-    let tier = if y.is_finite() && tolerance::within_bound(dtype, o, y, b) {
+    let used = tolerance::bound_use(dtype, o, y, bound);
+    let tier = if used <= 1.0 {
         Tier::WithinBound
     } else {
         Tier::Fail
     };
-    (tier, Some(ulp), rel_err, b)
+    ElementJudgement {
+        tier,
+        ulp: Some(ulp),
+        rel_err,
+        bound,
+        bound_use: (tier == Tier::WithinBound).then_some(used),
+    }
+}
+
+/// Σ(o − y)² and Σy² of a row, for its normalized mean squared error: in f64, except the
+/// terms past 2^960 (rows near f64::MAX, exact values past it), which go to `Wide` sums so
+/// the ratio neither overflows nor turns NaN.
+#[derive(Default)]
+struct SquaredErrors {
+    plain: [f64; 2],
+    wide: [Wide; 2],
+}
+
+impl SquaredErrors {
+    /// Adds one element: output o, exact value y. An output that is the correctly rounded ±∞
+    /// adds no error (nothing finite to measure, and the format allows nothing better).
+    fn add(&mut self, o: f64, y: Wide, correctly_rounded_infinity: bool) {
+        const LARGE: f64 = 1.0e289; // < 2^960: d such terms cannot overflow an f64 sum
+        let y_f64 = y.to_f64();
+        let error = if correctly_rounded_infinity {
+            0.0
+        } else {
+            o - y_f64
+        };
+        let (error2, y2) = (error * error, y_f64 * y_f64);
+        if error2 <= LARGE && y2 <= LARGE {
+            self.plain[0] += error2;
+            self.plain[1] += y2;
+        } else {
+            let error = if correctly_rounded_infinity {
+                Wide::ZERO
+            } else {
+                Wide::of(o) - y
+            };
+            self.wide[0] = self.wide[0] + error * error;
+            self.wide[1] = self.wide[1] + y * y;
+        }
+    }
+
+    fn nmse(&self) -> f64 {
+        let ratio = |err2: f64, ref2: f64| {
+            if ref2 > 0.0 {
+                err2 / ref2
+            } else if err2 > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            }
+        };
+        let [plain_err2, plain_ref2] = self.plain;
+        if self.wide == [Wide::ZERO; 2] {
+            return ratio(plain_err2, plain_ref2);
+        }
+        let err2 = self.wide[0] + Wide::of(plain_err2);
+        let ref2 = self.wide[1] + Wide::of(plain_ref2);
+        if ref2.is_zero() {
+            return ratio(err2.to_f64(), 0.0);
+        }
+        (err2 / ref2).to_f64()
+    }
 }
 
 struct RowOutcome {
@@ -239,7 +345,7 @@ fn judge_row(
         tally.undefined = d as u64;
         return RowOutcome { tally, failures };
     }
-    let (mut err2, mut ref2) = (0.0f64, 0.0f64);
+    let mut squares = SquaredErrors::default();
     for (i, &a) in actual.iter().enumerate() {
         let input = ElementInput {
             x: dtype.to_f64(problem.x[r * d + i]),
@@ -247,30 +353,43 @@ fn judge_row(
             beta: params.beta[i],
         };
         let e = Element::new(&stats, input);
-        let eval = match stats.kind {
-            RowKind::Defined => e.evaluate(dtype),
-            _ => Evaluation {
-                rounded: crate::exact::reference::nonfinite_row_output(problem, &stats, e.input),
-                value: f64::NAN,
-                bound: None,
-            },
+        let (eval, y) = match stats.kind {
+            RowKind::Defined => {
+                let eval = e.evaluate(dtype);
+                let y = exact_value(&e, &eval);
+                (eval, y)
+            }
+            _ => (
+                Evaluation {
+                    rounded: crate::exact::reference::nonfinite_row_output(
+                        problem, &stats, e.input,
+                    ),
+                    value: f64::NAN,
+                    bound: None,
+                },
+                Wide::of(f64::NAN),
+            ),
         };
 
-        let (tier, ulp, rel_err, bound) = judge_element(dtype, d, &stats, &e, &eval, a);
+        let ElementJudgement {
+            tier,
+            ulp,
+            rel_err,
+            bound,
+            bound_use,
+        } = judge_element(dtype, d, &stats, &e, &eval, y, a);
         tally.add(tier);
         if let Some(u) = ulp {
             tally.max_ulp = tally.max_ulp.max(u);
         }
         tally.max_rel_err = verdict::max_nan_aware(tally.max_rel_err, rel_err);
-        if tier == Tier::WithinBound {
-            let used = tolerance::bound_use(dtype, dtype.to_f64(a), eval.value, bound);
+        if let Some(used) = bound_use {
             tally.max_bound_use = tally.max_bound_use.max(used);
         }
         if stats.kind == RowKind::Defined {
-            let y = eval.value;
             let o = dtype.to_f64(a);
-            err2 += (o - y) * (o - y);
-            ref2 += y * y;
+            let correctly_rounded_infinity = o.is_infinite() && tier == Tier::Exact;
+            squares.add(o, y, correctly_rounded_infinity);
         }
         if tier == Tier::Fail && failures.len() < FAILURES_LISTED {
             let x = e.input.x;
@@ -298,14 +417,7 @@ fn judge_row(
         }
     }
     if stats.kind == RowKind::Defined {
-        let nmse = if ref2 > 0.0 {
-            err2 / ref2
-        } else if err2 > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        };
-        tally.max_row_nmse = verdict::max_nan_aware(0.0, nmse);
+        tally.max_row_nmse = verdict::max_nan_aware(0.0, squares.nmse());
     }
     RowOutcome { tally, failures }
 }

@@ -133,7 +133,7 @@ impl Factors<Wide> {
             x: Wide::of(e.x),
             gamma: Wide::of(e.gamma),
             beta: Wide::of(e.beta),
-            y: Wide::of(e.y),
+            y: e.y,
             inv_scale: row.inv_scale,
             mean: row.mean,
             mean_lo: row.mean_lo,
@@ -150,7 +150,7 @@ impl Factors<f64> {
             x: plain(e.x)?,
             gamma: plain(e.gamma)?,
             beta: plain(e.beta)?,
-            y: plain(e.y)?,
+            y: plain_wide(e.y)?,
             inv_scale: plain_wide(row.inv_scale)?,
             mean: plain_wide(row.mean)?,
             mean_lo: plain_wide(row.mean_lo)?,
@@ -255,8 +255,9 @@ pub struct ElementTerms {
     pub x: f64,
     pub gamma: f64,
     pub beta: f64,
-    /// The exact output, approximately (|y| enters only through u·|y|).
-    pub y: f64,
+    /// The exact output, approximately (|y| enters only through u·|y|): a `Wide`, because
+    /// on f64 rows it may lie past f64::MAX where the correctly rounded output is ±∞.
+    pub y: Wide,
 }
 
 /// B_i of the module documentation: how far a correct kernel's unrounded result may be from
@@ -289,34 +290,41 @@ fn evaluate(dtype: Dtype, op: Op, c: &Constants, row: &RowFactors, e: &ElementTe
     finish(t.first_order + t.mean_error_squared + t.parameters + t.underflow)
 }
 
-/// The fraction of the tolerance an output uses: |o − y| / (B + ulp(max(|o|, |y|))).
-/// The output passes the bound when it is at most 1. Formed in f64 where |o − y| and the
+/// The fraction of the tolerance an output uses: |o − y| / (B + ulp(max(|o|, |y|))), the ulp
+/// being the format's, at most MAX's (the kernel's last rounding; past MAX it rounds to ±∞).
+/// The output passes the bound when it is at most 1. Formed in f64 where y, |o − y| and the
 /// slack are finite f64s (one rounding each, as `Wide`'s), else in `Wide`: a slack past
-/// f64::MAX or a difference of two values near ±f64::MAX neither overflows nor accepts.
+/// f64::MAX, a difference of two values near ±f64::MAX, or an exact y past f64::MAX (whose
+/// correctly rounded output is ±∞) neither overflows nor accepts.
 ///
 /// For o = ±∞ (y finite) it is |±T − y| / B, T = MAX + ulp(MAX)/2 the format's overflow
 /// threshold: a kernel whose unrounded result lies within B of y rounds to ±∞ exactly when
 /// that result reaches ±T (T already is the last rounding's, so no ulp of slack).
-pub fn bound_use(dtype: Dtype, o: f64, y: f64, b: Wide) -> f64 {
+pub fn bound_use(dtype: Dtype, o: f64, y: Wide, b: Wide) -> f64 {
+    let max = dtype.max_finite();
     if o.is_infinite() && y.is_finite() {
-        let max = dtype.max_finite();
         let threshold = Wide::of(max) + Wide::of(dtype.ulp_at(max)).scaled(-1);
         let threshold = if o > 0.0 { threshold } else { -threshold };
-        return ((threshold - Wide::of(y)).abs() / b).to_f64();
+        return ((threshold - y).abs() / b).to_f64();
     }
-    let ulp = dtype.ulp_at(o.abs().max(y.abs()));
-    if let Some(b) = b.to_normal_f64() {
-        let (difference, slack) = ((o - y).abs(), b + ulp);
-        if difference.is_finite() && slack.is_finite() {
-            return difference / slack;
+    let last_rounding = |larger: f64| dtype.ulp_at(larger.min(max));
+    if let Some(y) = y.to_normal_f64() {
+        let ulp = last_rounding(o.abs().max(y.abs()));
+        if let Some(b) = b.to_normal_f64() {
+            let (difference, slack) = ((o - y).abs(), b + ulp);
+            if difference.is_finite() && slack.is_finite() {
+                return difference / slack;
+            }
         }
     }
-    ((Wide::of(o) - Wide::of(y)).abs() / (b + Wide::of(ulp))).to_f64()
+    let ulp = last_rounding(o.abs().max(y.abs().to_f64()));
+    ((Wide::of(o) - y).abs() / (b + Wide::of(ulp))).to_f64()
 }
 
 /// Whether output value `o` lies within the bound of the exact value `y` (±∞ where the bound
-/// reaches the overflow threshold on its side; never NaN, never for a non-finite y).
-pub fn within_bound(dtype: Dtype, o: f64, y: f64, b: Wide) -> bool {
+/// reaches the overflow threshold on its side; a finite o where y lies past the threshold
+/// and within the bound of o; never NaN, never for a non-finite y).
+pub fn within_bound(dtype: Dtype, o: f64, y: Wide, b: Wide) -> bool {
     bound_use(dtype, o, y, b) <= 1.0
 }
 
@@ -360,7 +368,7 @@ mod tests {
             x,
             gamma: 1.0,
             beta: 0.0,
-            y: 1.0,
+            y: Wide::of(1.0),
         };
         let b_calm = bound(Dtype::F32, 4, &calm, t(2.0));
         let b_hard = bound(Dtype::F32, 4, &hard, t(2.0 + off));
@@ -370,8 +378,13 @@ mod tests {
         assert!(b_hard < 0.1);
         // A correctly rounded f32 value is always inside.
         let b_calm = Wide::of(b_calm);
-        assert!(within_bound(Dtype::F32, 1.0 + 2f64.powi(-23), 1.0, b_calm));
-        assert!(!within_bound(Dtype::F32, 1.001, 1.0, b_calm));
+        assert!(within_bound(
+            Dtype::F32,
+            1.0 + 2f64.powi(-23),
+            Wide::of(1.0),
+            b_calm
+        ));
+        assert!(!within_bound(Dtype::F32, 1.001, Wide::of(1.0), b_calm));
     }
 
     /// The same formula in MPFR at `p` bits, operation for operation as `terms` (MPFR's
@@ -464,7 +477,7 @@ mod tests {
                     x: v(),
                     gamma: v(),
                     beta: v(),
-                    y: v(),
+                    y: Wide::of(v()),
                 };
                 let mean = any_factor(&mut rng, factor_spread);
                 // μ_lo: below half an ulp of μ_hi, or 0.
@@ -614,7 +627,7 @@ mod tests {
                 x,
                 gamma,
                 beta: 0.0,
-                y: 0.0,
+                y: Wide::ZERO,
             };
             let b = bound(Dtype::F64, d, stats, e).to_float(300);
             // B_i ≥ F·(first-order term), and the first-order term dominates here.
@@ -666,7 +679,7 @@ mod tests {
                     x,
                     gamma: 1.0,
                     beta: 0.0,
-                    y: 0.0,
+                    y: Wide::ZERO,
                 };
                 let t = terms(
                     Op::LayerNorm,
@@ -689,7 +702,7 @@ mod tests {
     /// f64::MAX is compared as such, and so is a difference of two values near ±f64::MAX.
     #[test]
     fn within_bound_past_the_f64_range() {
-        let (o, y) = (-1.7e308, 1.7e308);
+        let (o, y) = (-1.7e308, Wide::of(1.7e308));
         let below = Wide::of(1.35e308).scaled(1); // 2.7e308 < |o − y| = 3.4e308
         let above = Wide::of(1.75e308).scaled(1); // 3.5e308
         assert!(below.to_f64().is_infinite());
@@ -697,10 +710,20 @@ mod tests {
         assert!(within_bound(Dtype::F64, o, y, above));
         let used = bound_use(Dtype::F64, o, y, above);
         assert!((used - 3.4 / 3.5).abs() < 1e-12, "{used}");
+        // A finite output where the exact value lies past f64::MAX (correctly rounded: +∞):
+        // y = 2^1025 ≈ 3.6e308, o = 0 is within B = 2^1025 (plus MAX's ulp), not within
+        // B = 2^1024; o = MAX is within B = 2^1024. The ulp of slack is MAX's, 2^971.
+        let past = Wide::of(1.0).scaled(1025);
+        assert!(past.to_f64().is_infinite());
+        assert!(within_bound(Dtype::F64, 0.0, past, past));
+        assert!(!within_bound(Dtype::F64, 0.0, past, past.scaled(-1)));
+        assert!(within_bound(Dtype::F64, f64::MAX, past, past.scaled(-1)));
+        let used = bound_use(Dtype::F64, 0.0, past, past.scaled(-1));
+        assert!((used - 2.0).abs() < 1e-12, "{used}");
         // ±∞ where the bound reaches the overflow threshold T = 2^1024 − 2^970 on its side:
         // from y = 1.7e308, T − y ≈ 9.77e306 and −T − y ≈ −3.498e308.
         let threshold = Wide::of(1.0).scaled(1024) - Wide::of(1.0).scaled(970);
-        let gap = (threshold - Wide::of(y)).to_f64();
+        let gap = (threshold - y).to_f64();
         assert!((gap / 9.769313486231581e306 - 1.0).abs() < 1e-12, "{gap:e}");
         let (reaching, short) = (Wide::of(gap), Wide::of(gap * (1.0 - 1e-15)));
         assert!(within_bound(Dtype::F64, f64::INFINITY, y, reaching));
@@ -712,13 +735,13 @@ mod tests {
         assert!(within_bound(
             Dtype::F32,
             f64::INFINITY,
-            1e38,
+            Wide::of(1e38),
             Wide::of(t32 - 1e38)
         ));
         assert!(!within_bound(
             Dtype::F32,
             f64::INFINITY,
-            1e38,
+            Wide::of(1e38),
             Wide::of(t32 - 1.0001e38)
         ));
         assert!(!within_bound(
@@ -730,6 +753,6 @@ mod tests {
         // In range, the plain f64 ratio.
         let b = Wide::of(1e-3);
         let want = (1.0f64 - 1.0005).abs() / (1e-3 + Dtype::F64.ulp_at(1.0005));
-        assert_eq!(bound_use(Dtype::F64, 1.0005, 1.0, b), want);
+        assert_eq!(bound_use(Dtype::F64, 1.0005, Wide::of(1.0), b), want);
     }
 }
