@@ -146,31 +146,48 @@ impl ElementJudgement {
     }
 }
 
-/// The exact output of a defined row's element as a `Wide`: the evaluation's f64, or, where
-/// that left f64's range (an f64 element whose correctly rounded output is ±∞), MPFR's value,
-/// whose exponent is unbounded. A finite output there is judged against it like any other.
-fn exact_value(e: &Element, eval: &Evaluation) -> Wide {
-    if eval.value.is_infinite() {
-        Wide::from_float(&e.mpfr_value())
-    } else {
-        Wide::of(eval.value)
-    }
+/// The exact output of an element: the evaluation's f64 approximation, and, where that left
+/// f64's range (an f64 element whose correctly rounded output is ±∞), MPFR's value as a
+/// `Wide`, whose exponent is unbounded. A finite output there is judged against it like any
+/// other. Ordinary elements stay in plain f64 (the judge's hot path).
+struct ExactValue {
+    value: f64,
+    past_max: Option<Wide>,
 }
 
-/// |o − y|/|y|: 0 where equal, ∞ for a nonzero output where y = 0; in `Wide` where y lies
-/// past f64::MAX.
-fn relative_error(o: f64, y: Wide) -> f64 {
-    let y_f64 = y.to_f64();
-    if y_f64.is_finite() {
-        if o == y_f64 {
+impl ExactValue {
+    fn of(e: &Element, eval: &Evaluation) -> Self {
+        ExactValue {
+            value: eval.value,
+            past_max: eval
+                .value
+                .is_infinite()
+                .then(|| Wide::from_float(&e.mpfr_value())),
+        }
+    }
+
+    fn wide(&self) -> Wide {
+        self.past_max.unwrap_or(Wide::of(self.value))
+    }
+
+    /// |o − y|/|y|: 0 where equal, ∞ for a nonzero output where y = 0; in `Wide` past
+    /// f64::MAX.
+    #[inline]
+    fn relative_error(&self, o: f64) -> f64 {
+        #[cold]
+        fn past_max(o: f64, y: Wide) -> f64 {
+            ((Wide::of(o) - y) / y).abs().to_f64()
+        }
+        let y = self.value;
+        if let Some(wide) = self.past_max {
+            past_max(o, wide)
+        } else if o == y {
             0.0
-        } else if y_f64 == 0.0 {
+        } else if y == 0.0 {
             f64::INFINITY
         } else {
-            ((o - y_f64) / y_f64).abs()
+            ((o - y) / y).abs()
         }
-    } else {
-        ((Wide::of(o) - y) / y).abs().to_f64()
     }
 }
 
@@ -180,7 +197,7 @@ fn judge_element(
     stats: &RowStats,
     e: &Element,
     eval: &Evaluation,
-    y: Wide,
+    y: &ExactValue,
     actual: u64,
 ) -> ElementJudgement {
     let expected = eval.rounded;
@@ -203,13 +220,13 @@ fn judge_element(
     if o == dtype.to_f64(expected) {
         // The correctly rounded ±∞ has no finite error to measure: what the format demands.
         let rel_err = if o.is_finite() {
-            relative_error(o, y)
+            y.relative_error(o)
         } else {
             0.0
         };
         return ElementJudgement::decided(Tier::Exact, Some(0), rel_err);
     }
-    let rel_err = relative_error(o, y);
+    let rel_err = y.relative_error(o);
     // ±∞ one step beyond ±MAX is no faithful rounding of a finite correctly rounded value: it
     // passes only within the bound, where that reaches the overflow threshold.
     if ulp == 1 && o.is_finite() {
@@ -225,6 +242,7 @@ fn judge_element(
         }
     }
     let input = e.input;
+    let y = y.wide();
     let bound = tolerance::bound(
         dtype,
         d,
@@ -263,19 +281,19 @@ struct SquaredErrors {
 impl SquaredErrors {
     /// Adds one element: output o, exact value y. An output that is the correctly rounded ±∞
     /// adds no error (nothing finite to measure, and the format allows nothing better).
-    fn add(&mut self, o: f64, y: Wide, correctly_rounded_infinity: bool) {
+    fn add(&mut self, o: f64, y: &ExactValue, correctly_rounded_infinity: bool) {
         const LARGE: f64 = 1.0e289; // < 2^960: d such terms cannot overflow an f64 sum
-        let y_f64 = y.to_f64();
         let error = if correctly_rounded_infinity {
             0.0
         } else {
-            o - y_f64
+            o - y.value
         };
-        let (error2, y2) = (error * error, y_f64 * y_f64);
+        let (error2, y2) = (error * error, y.value * y.value);
         if error2 <= LARGE && y2 <= LARGE {
             self.plain[0] += error2;
             self.plain[1] += y2;
         } else {
+            let y = y.wide();
             let error = if correctly_rounded_infinity {
                 Wide::ZERO
             } else {
@@ -353,23 +371,15 @@ fn judge_row(
             beta: params.beta[i],
         };
         let e = Element::new(&stats, input);
-        let (eval, y) = match stats.kind {
-            RowKind::Defined => {
-                let eval = e.evaluate(dtype);
-                let y = exact_value(&e, &eval);
-                (eval, y)
-            }
-            _ => (
-                Evaluation {
-                    rounded: crate::exact::reference::nonfinite_row_output(
-                        problem, &stats, e.input,
-                    ),
-                    value: f64::NAN,
-                    bound: None,
-                },
-                Wide::of(f64::NAN),
-            ),
+        let eval = match stats.kind {
+            RowKind::Defined => e.evaluate(dtype),
+            _ => Evaluation {
+                rounded: crate::exact::reference::nonfinite_row_output(problem, &stats, e.input),
+                value: f64::NAN,
+                bound: None,
+            },
         };
+        let y = ExactValue::of(&e, &eval);
 
         let ElementJudgement {
             tier,
@@ -377,7 +387,7 @@ fn judge_row(
             rel_err,
             bound,
             bound_use,
-        } = judge_element(dtype, d, &stats, &e, &eval, y, a);
+        } = judge_element(dtype, d, &stats, &e, &eval, &y, a);
         tally.add(tier);
         if let Some(u) = ulp {
             tally.max_ulp = tally.max_ulp.max(u);
@@ -389,7 +399,7 @@ fn judge_row(
         if stats.kind == RowKind::Defined {
             let o = dtype.to_f64(a);
             let correctly_rounded_infinity = o.is_infinite() && tier == Tier::Exact;
-            squares.add(o, y, correctly_rounded_infinity);
+            squares.add(o, &y, correctly_rounded_infinity);
         }
         if tier == Tier::Fail && failures.len() < FAILURES_LISTED {
             let x = e.input.x;
