@@ -126,7 +126,7 @@ struct ElementJudgement {
     tier: Tier,
     /// ULP distance to the correctly rounded value (finite pairs only).
     ulp: Option<u64>,
-    /// |o − y|/|y| (∞ for a nonzero output where y = 0).
+    /// |o − y|/|y| (∞ for a nonzero output where y = 0; 0 for the correctly rounded ±∞).
     rel_err: f64,
     /// B_i (0 where the tier was decided without it).
     bound: Wide,
@@ -282,7 +282,7 @@ impl SquaredErrors {
     /// Adds one element: output o, exact value y. An output that is the correctly rounded ±∞
     /// adds no error (nothing finite to measure, and the format allows nothing better).
     fn add(&mut self, o: f64, y: &ExactValue, correctly_rounded_infinity: bool) {
-        const LARGE: f64 = 1.0e289; // < 2^960: d such terms cannot overflow an f64 sum
+        const LARGE: f64 = 1.0e289; // ≈ 2^960: no f64 sum of d such terms overflows
         let error = if correctly_rounded_infinity {
             0.0
         } else {

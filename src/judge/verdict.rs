@@ -43,9 +43,11 @@ pub struct Tally {
     pub undefined: u64,
     /// Largest ULP distance to the correctly rounded value among finite-vs-finite elements.
     pub max_ulp: u64,
-    /// Largest relative error |o − y|/|y| (∞ for a nonzero output where y = 0).
+    /// Largest relative error |o − y|/|y| (∞ for a nonzero output where y = 0; 0 for an
+    /// output that is the correctly rounded ±∞, which has no finite error to measure).
     pub max_rel_err: f64,
-    /// Largest per-row normalized mean squared error Σ(o−y)²/Σy².
+    /// Largest per-row normalized mean squared error Σ(o−y)²/Σy² (a correctly rounded ±∞
+    /// adds no error).
     pub max_row_nmse: f64,
     /// Largest fraction of the tolerance used, |o − y|/(B + ulp), over elements judged against
     /// the bound (how close a passing kernel came to failing; > 1 means FAIL).
