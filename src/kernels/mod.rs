@@ -215,13 +215,23 @@ pub fn normalize<'a, T: Element>(
     }
     let x = &x[..layout.extent(layout.x_stride)];
     let y = &mut y[..layout.extent(layout.y_stride)];
-    // γ and β in f32 (as given for f32 input, widened exactly once per call for the 16-bit
-    // formats) for a single row, where widening them to f64 would cost about as much as the
-    // row, and for wide rows, where f64 copies (16 bytes per element for the two) would
-    // crowd the row out of L2 (at d = 65536: 1 MiB of 2) and be read from L3 instead.
-    // Otherwise they are widened to f64 once per call and shared by every row: the output
-    // pass then loads them as they are, with no conversion. Either way the same values.
-    if layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D {
+    // A single row reads γ and β as given, in its own format: widening them first would
+    // cost as much again as reading them (1 × 4096 f16 LayerNorm: 3.4 → 2.2 µs).
+    if layout.rows == 1 {
+        let params = RowsParams {
+            gamma: params.gamma.unwrap_or(&[]),
+            beta: params.beta.unwrap_or(&[]),
+            eps: params.eps,
+        };
+        run_rows(token, op, x, y, layout, params, options);
+        return Ok(());
+    }
+    // Wide rows read γ and β in f32 (as given for f32 input, widened exactly once per call
+    // for the 16-bit formats): f64 copies (16 bytes per element for the two) would crowd
+    // the row out of L2 (at d = 65536: 1 MiB of 2) and be read from L3 instead. Otherwise
+    // they are widened to f64 once per call and shared by every row: the output pass then
+    // loads them as they are, with no conversion. Either way the same values.
+    if layout.d >= F32_PARAMS_MIN_D {
         let as_f32 = |p: Option<&'a [T]>| -> std::borrow::Cow<'a, [f32]> {
             match p {
                 None => std::borrow::Cow::Borrowed(&[]),

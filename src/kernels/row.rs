@@ -335,8 +335,9 @@ fn affine<S: Simd, const G: bool, const B: bool>(s: S, z: S::V, g: S::V, b: S::V
 }
 
 /// How γ and β are held for the output pass: f64 (widened once per call, loaded as they
-/// are) or f32 (a single f32 row's own, widened on every load). Both hold every f32, f16
-/// and bf16 value exactly.
+/// are), f32 (widened once per call for wide rows of the 16-bit formats, widened again on
+/// every load), or the row's own format (single rows: γ and β as given, widened on every
+/// load). Each holds every f32, f16 and bf16 value exactly.
 pub(crate) trait Param: Copy + Default + Send + Sync + 'static {
     fn load<S: Simd>(s: S, v: &[Self; 8]) -> S::V;
     fn to_f64(self) -> f64;
@@ -352,13 +353,13 @@ impl Param for f64 {
     }
 }
 
-impl Param for f32 {
+impl<T: Element> Param for T {
     #[inline(always)]
-    fn load<S: Simd>(s: S, v: &[f32; 8]) -> S::V {
-        s.load_f32(v)
+    fn load<S: Simd>(s: S, v: &[T; 8]) -> S::V {
+        T::load(s, v)
     }
     fn to_f64(self) -> f64 {
-        self as f64
+        T::DTYPE.to_f64(self.to_bits())
     }
 }
 
