@@ -94,12 +94,12 @@ impl Wide {
     /// there).
     #[inline]
     pub fn to_f64(self) -> f64 {
-        if self.m == 0.0 || !self.m.is_finite() {
+        if !self.m.is_finite() {
             return self.m;
         }
-        if (-1022..=1023).contains(&self.e) {
-            // A normal f64: m·2^e is exact (the common case, without ldexp's call).
-            return self.m * pow2(self.e);
+        if let Some(v) = self.to_normal_f64() {
+            // The common case, without ldexp's call.
+            return v;
         }
         // Past ±1100 the result is 0 or ±∞ whatever the exponent; libm's ldexp rounds once
         // (it never rounds twice into the subnormal range).
@@ -109,11 +109,8 @@ impl Wide {
     /// The value as an f64 where that is exact and normal (or 0); None otherwise.
     #[inline]
     pub fn to_normal_f64(self) -> Option<f64> {
-        if self.m == 0.0 || (self.m.is_finite() && (-1022..=1023).contains(&self.e)) {
-            Some(self.to_f64())
-        } else {
-            None
-        }
+        // 1 ≤ |m| < 2 and a normal exponent: m·2^e is exact (zero is m = 0, e = 0).
+        (self.m.is_finite() && (-1022..=1023).contains(&self.e)).then(|| self.m * pow2(self.e))
     }
 
     /// floor(log2 |v|) of a finite nonzero value; None for 0 and non-finite values.

@@ -1,7 +1,7 @@
 //! The native kernels' internal paths give the same bits: γ and β read as given (a single
-//! row), held as f32 (rows of 8192 or more) or widened to f64 (everything else), rows widened once or twice (16-bit formats,
-//! around 16384), the output loop's cache-line groups and partial tail, and the second look
-//! at reported lanes wherever they fall in a row.
+//! row), held as f32 (rows of 8192 or more) or widened to f64 (everything else), rows
+//! widened once or twice (16-bit formats, around 16384), the output loop's cache-line groups
+//! and partial tail, and the second look at reported lanes wherever they fall in a row.
 
 mod common;
 
@@ -30,7 +30,8 @@ fn run<T: Element>(op: Op, x: &[T], d: usize, params: Params<'_, T>, isa: Isa) -
 }
 
 /// A row on its own (γ and β read as given) and the same row repeated in a batch (γ and β
-/// widened to f64 below 8192, f32 from there): the same bits, within one ulp of the reference, on every path.
+/// widened to f64 below 8192, f32 from there): the same bits, within one ulp of the
+/// reference, on every path.
 fn alone_and_in_a_batch<T: Element>() {
     let dt = T::DTYPE;
     for d in WIDTHS {

@@ -349,7 +349,8 @@ impl Widened for Vec<f32> {
     #[inline(always)]
     fn push_lanes(&mut self, lanes: [f64; 8], n: usize) {
         // Whole lines as arrays: n is the constant 8 in `Widen`'s main loop, where the array
-        // converts as one vector (the slice form alone took 0.3 µs more for γ and β at d = 4096).
+        // converts as one vector (the slice form alone took 0.3 µs more for γ and β at
+        // d = 4096).
         if n == 8 {
             self.extend(lanes.map(|v| v as f32));
         } else {
