@@ -29,7 +29,6 @@ use crate::problem::Op;
 use half::{bf16, f16};
 use rayon::prelude::*;
 use simd::{Scalar, Simd};
-use std::marker::PhantomData;
 
 /// Work that runs on one instruction set: `run` is monomorphized and inlined into a
 /// function compiled for that instruction set.
@@ -176,7 +175,7 @@ pub const STREAM_MIN_BYTES: usize = 24 << 20;
 /// scheduling, small enough to balance a few threads.
 const VALUES_PER_TASK: usize = 1 << 16;
 
-/// Rows at least this wide read γ and β in f32 (see [`normalize`]).
+/// f32 rows at least this wide read γ and β as given, in f32 (see [`normalize`]).
 const F32_PARAMS_MIN_D: usize = 8192;
 
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
@@ -226,31 +225,25 @@ pub fn normalize<'a, T: Element>(
         run_rows(token, op, x, y, layout, params, options);
         return Ok(());
     }
-    // Wide rows read γ and β in f32 (as given for f32 input, widened exactly once per call
-    // for the 16-bit formats): f64 copies (16 bytes per element for the two) would crowd
-    // the row out of L2 (at d = 65536: 1 MiB of 2) and be read from L3 instead. Otherwise
-    // they are widened to f64 once per call and shared by every row: the output pass then
-    // loads them as they are, with no conversion. Either way the same values.
+    // Wide f32 rows read γ and β as given, in f32: f64 copies (16 bytes per element for the
+    // two) would crowd the row out of L2 (at d = 65536: 1 MiB of 2) and be read from L3.
+    // Otherwise γ and β are widened to f64 once per call and shared by every row: the output
+    // pass loads them with no conversion. For the 16-bit formats that holds at every width:
+    // widening them once to f32 instead, and again to f64 on every load, cost more than
+    // reading f64 from L3 (64 × 65536 LayerNorm, 2 threads: f16 1.57 → 1.31 ms, bf16 1.67 →
+    // 1.38 ms with f64). Either way the same values.
     if layout.d >= F32_PARAMS_MIN_D {
-        let as_f32 = |p: Option<&'a [T]>| -> std::borrow::Cow<'a, [f32]> {
-            match p {
-                None => std::borrow::Cow::Borrowed(&[]),
-                Some(v) => T::as_f32(v).map_or_else(
-                    || std::borrow::Cow::Owned(token.vectorize(Widen(v, PhantomData))),
-                    std::borrow::Cow::Borrowed,
-                ),
-            }
-        };
-        let (gamma, beta) = (as_f32(params.gamma), as_f32(params.beta));
-        let params = RowsParams {
-            gamma: &gamma,
-            beta: &beta,
-            eps: params.eps,
-        };
-        run_rows(token, op, x, y, layout, params, options);
-        return Ok(());
+        if let (Some(gamma), Some(beta)) = (f32_as_given(params.gamma), f32_as_given(params.beta)) {
+            let params = RowsParams {
+                gamma,
+                beta,
+                eps: params.eps,
+            };
+            run_rows(token, op, x, y, layout, params, options);
+            return Ok(());
+        }
     }
-    let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v, PhantomData)));
+    let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v)));
     let (gamma, beta) = (widen(params.gamma), widen(params.beta));
     fn values(p: &Option<Vec<row::Line>>, d: usize) -> &[f64] {
         p.as_deref().map_or(&[], |l| row::values(l, d))
@@ -318,63 +311,32 @@ fn run_rows<T: Element, P: row::Param>(
     }
 }
 
-/// Values widened (exactly) with the instruction set's conversions, into `O`: f64 lines or
-/// f32 values (see [`Widened`]). A scalar loop (`half`'s software conversion) cost 10 µs for
-/// γ and β at d = 4096, five times the row itself.
-struct Widen<'a, T, O>(&'a [T], PhantomData<O>);
-
-/// Where [`Widen`] puts eight widened values at a time.
-trait Widened {
-    fn with_capacity(values: usize) -> Self;
-    /// The first `n` of `lanes` (the rest are zeros).
-    fn push_lanes(&mut self, lanes: [f64; 8], n: usize);
+/// γ or β as given, in f32 (empty when absent); None when the format is not f32.
+fn f32_as_given<T: Element>(p: Option<&[T]>) -> Option<&[f32]> {
+    p.map_or(Some(&[]), T::as_f32)
 }
 
-/// On 64-byte aligned lines, the last one padded with zeros.
-impl Widened for Vec<row::Line> {
-    fn with_capacity(values: usize) -> Self {
-        Vec::with_capacity(values.div_ceil(8))
-    }
-    #[inline(always)]
-    fn push_lanes(&mut self, lanes: [f64; 8], _: usize) {
-        self.push(row::Line(lanes));
-    }
-}
+/// Values widened (exactly) with the instruction set's conversions, to f64 on 64-byte
+/// aligned lines, the last one padded with zeros. A scalar loop (`half`'s software
+/// conversion) cost 10 µs for γ and β at d = 4096, five times the row itself.
+struct Widen<'a, T>(&'a [T]);
 
-/// In f32, exact for the 16-bit formats.
-impl Widened for Vec<f32> {
-    fn with_capacity(values: usize) -> Self {
-        Vec::with_capacity(values)
-    }
+impl<T: Element> Vectorized for Widen<'_, T> {
+    type Output = Vec<row::Line>;
     #[inline(always)]
-    fn push_lanes(&mut self, lanes: [f64; 8], n: usize) {
-        // Whole lines as arrays: n is the constant 8 in `Widen`'s main loop, where the array
-        // converts as one vector (the slice form alone took 0.3 µs more for γ and β at
-        // d = 4096).
-        if n == 8 {
-            self.extend(lanes.map(|v| v as f32));
-        } else {
-            self.extend(lanes[..n].iter().map(|&v| v as f32));
-        }
-    }
-}
-
-impl<T: Element, O: Widened> Vectorized for Widen<'_, T, O> {
-    type Output = O;
-    #[inline(always)]
-    fn run<S: Simd>(self, s: S) -> O {
+    fn run<S: Simd>(self, s: S) -> Vec<row::Line> {
         let (chunks, tail) = self.0.as_chunks::<8>();
-        let mut out = O::with_capacity(self.0.len());
+        let mut out = Vec::with_capacity(self.0.len().div_ceil(8));
         // A plain loop: a closure would be compiled without the instruction set.
         for c in chunks {
-            out.push_lanes(s.to_array(T::load(s, c)), 8);
+            out.push(row::Line(s.to_array(T::load(s, c))));
         }
         if !tail.is_empty() {
             let mut lanes = [0.0; 8];
             for (slot, v) in lanes.iter_mut().zip(tail) {
                 *slot = T::DTYPE.to_f64(v.to_bits());
             }
-            out.push_lanes(lanes, tail.len());
+            out.push(row::Line(lanes));
         }
         out
     }

@@ -148,26 +148,46 @@ pub trait Simd: Copy + Send + Sync {
     fn fence(self) {}
     /// Asks for the cache line holding `p` (a hint; it never faults, whatever the address).
     fn prefetch(self, _p: *const u8) {}
-    /// Bit l set where lane l's bit pattern, in its low `half_bit + 1` bits, is within `k`
-    /// of `1 << half_bit`: an f64 within k ulps of a rounding midpoint of a format whose
-    /// significand has 52 − half_bit bits (in its normal range).
-    fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8;
+    /// Bit l set where lane l's bit pattern, in its low `half_bit + 1` bits, lies in
+    /// [h − w, h + w), h = `1 << half_bit`, for a power of two w ≤ h: an f64 within w ulps
+    /// of a rounding midpoint of a format whose significand has 52 − half_bit bits (in its
+    /// normal range). See [`near_midpoint_lane`].
+    fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8;
 }
 
 /// Distance (in f64 ulps of the value) from a rounding midpoint of the output format
-/// within which a store reports a lane (and the kernels decide it exactly).
-pub const NEAR_TIE_ULPS: u64 = 16;
+/// within which a store reports a lane (and the kernels decide it exactly): the window is
+/// [midpoint − 32, midpoint + 32) ulps. A power of two, so that the test is one addition
+/// and one bit test (see [`near_midpoint_lane`]); it was 16 on both sides (inclusive),
+/// tested with three vector operations.
+pub const NEAR_TIE_ULPS: u64 = 32;
 
 /// `half_bit` of [`Simd::near_midpoint`] for f32, f16 and bf16 (52 − significand bits).
 pub const HALF_BIT_F32: u32 = 28;
 pub const HALF_BIT_F16: u32 = 41;
 pub const HALF_BIT_BF16: u32 = 44;
 
-/// The scalar definition of [`Simd::near_midpoint`] for one lane.
+/// The scalar definition of [`Simd::near_midpoint`] for one lane: whether the low
+/// `half_bit + 1` bits of x's pattern lie in [h − w, h + w), h = `1 << half_bit`.
 #[inline(always)]
-pub fn near_midpoint_lane(x: f64, half_bit: u32, k: u64) -> bool {
-    let low = x.to_bits() & ((2u64 << half_bit) - 1);
-    low.abs_diff(1u64 << half_bit) <= k
+pub fn near_midpoint_lane(x: f64, half_bit: u32, w: u64) -> bool {
+    let (offset, mask) = near_midpoint_constants(half_bit, w);
+    x.to_bits().wrapping_add(offset) & mask == 0
+}
+
+/// The two constants of the near-midpoint test: with the low bits `low` of the pattern
+/// (h = `1 << half_bit`, w a power of two ≤ h), low + w − h (mod 2h) is below 2w exactly
+/// when low ∈ [h − w, h + w) (below h − w it wraps to at least h + w ≥ 2w; from h + w on
+/// it is at least 2w and below 2h). So: add `offset` = w − h to the whole pattern (what
+/// carries into the higher bits is masked off), and test that the bits `mask` = [log2(2w),
+/// half_bit] of the sum are all zero.
+#[inline(always)]
+pub fn near_midpoint_constants(half_bit: u32, w: u64) -> (u64, u64) {
+    debug_assert!(w.is_power_of_two() && w <= 1 << half_bit);
+    (
+        w.wrapping_sub(1 << half_bit),
+        ((2u64 << half_bit) - 1) & !(2 * w - 1),
+    )
 }
 
 /// The portable path: plain arrays, `f64::mul_add` (a true fused multiply-add on every
@@ -241,9 +261,9 @@ impl Simd for Scalar {
         self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
     }
     #[inline(always)]
-    fn near_midpoint(self, v: [f64; 8], half_bit: u32, k: u64) -> u8 {
+    fn near_midpoint(self, v: [f64; 8], half_bit: u32, w: u64) -> u8 {
         v.iter().enumerate().fold(0u8, |m, (l, &x)| {
-            m | ((near_midpoint_lane(x, half_bit, k) as u8) << l)
+            m | ((near_midpoint_lane(x, half_bit, w) as u8) << l)
         })
     }
 }
@@ -445,9 +465,9 @@ mod tests {
         let settled = bits.map(|b| f32::from_bits(b as u32));
         out.extend(s.to_array(s.load_f32(&settled)).map(f64::to_bits));
         for half_bit in [28, 41, 44] {
-            for k in [0, 16] {
-                out.push(s.near_midpoint(va, half_bit, k) as u64);
-                out.push(s.near_midpoint(vc, half_bit, k) as u64);
+            for w in [1, NEAR_TIE_ULPS] {
+                out.push(s.near_midpoint(va, half_bit, w) as u64);
+                out.push(s.near_midpoint(vc, half_bit, w) as u64);
             }
         }
         out

@@ -4,7 +4,8 @@
 //! stable Rust); f32 → odd uses FCVTXN, the hardware's own round-to-odd narrowing.
 
 use super::{
-    f16_bits_from_odd_f32, Scalar, Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32, NEAR_TIE_ULPS,
+    f16_bits_from_odd_f32, near_midpoint_constants, Scalar, Simd, HALF_BIT_BF16, HALF_BIT_F16,
+    HALF_BIT_F32, NEAR_TIE_ULPS,
 };
 use crate::kernels::Vectorized;
 use std::arch::aarch64::*;
@@ -166,20 +167,19 @@ impl Simd for Neon {
         self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
     }
     #[inline(always)]
-    fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8 {
-        let mut mask = 0u8;
+    fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8 {
+        // One addition and one bit test per register (see `near_midpoint_constants`).
+        let (offset, mask) = near_midpoint_constants(half_bit, w);
+        let mut near = 0u8;
         for (r, reg) in v.iter().enumerate() {
             unsafe {
-                let low = vandq_u64(
-                    vreinterpretq_u64_f64(*reg),
-                    vdupq_n_u64((2u64 << half_bit) - 1),
-                );
-                let diff = vsubq_s64(vreinterpretq_s64_u64(low), vdupq_n_s64(1i64 << half_bit));
-                let near = vcleq_u64(vreinterpretq_u64_s64(vabsq_s64(diff)), vdupq_n_u64(k));
-                mask |= ((vgetq_lane_u64::<0>(near) & 1) as u8) << (2 * r);
-                mask |= ((vgetq_lane_u64::<1>(near) & 1) as u8) << (2 * r + 1);
+                let sum = vaddq_u64(vreinterpretq_u64_f64(*reg), vdupq_n_u64(offset));
+                // All ones where a bit of `mask` is set: outside the window.
+                let outside = vtstq_u64(sum, vdupq_n_u64(mask));
+                near |= ((!vgetq_lane_u64::<0>(outside) & 1) as u8) << (2 * r);
+                near |= ((!vgetq_lane_u64::<1>(outside) & 1) as u8) << (2 * r + 1);
             }
         }
-        mask
+        near
     }
 }

@@ -5,7 +5,9 @@
 //! the tokens are constructed only after runtime detection, which is what makes the
 //! `unsafe` intrinsic calls sound.
 
-use super::{Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32, NEAR_TIE_ULPS};
+use super::{
+    near_midpoint_constants, Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32, NEAR_TIE_ULPS,
+};
 use crate::kernels::Vectorized;
 use std::arch::x86_64::*;
 
@@ -185,18 +187,15 @@ unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
     }
 }
 
-/// Four lanes of `near_midpoint`: low bits − (midpoint − k) must lie in [0, 2k].
+/// Four lanes of `near_midpoint`: the sum's bits `mask` must all be zero (see
+/// `near_midpoint_constants`).
 #[inline(always)]
-unsafe fn near_midpoint_x4(v: __m256d, half_bit: u32, k: u64) -> u8 {
-    let low = _mm256_and_si256(
-        _mm256_castpd_si256(v),
-        _mm256_set1_epi64x(((2u64 << half_bit) - 1) as i64),
-    );
-    let shifted = _mm256_sub_epi64(low, _mm256_set1_epi64x(((1u64 << half_bit) - k) as i64));
-    let below = _mm256_cmpgt_epi64(_mm256_setzero_si256(), shifted);
-    let above = _mm256_cmpgt_epi64(shifted, _mm256_set1_epi64x((2 * k) as i64));
-    let outside = _mm256_or_si256(below, above);
-    (!_mm256_movemask_pd(_mm256_castsi256_pd(outside)) & 0xf) as u8
+unsafe fn near_midpoint_x4(v: __m256d, half_bit: u32, w: u64) -> u8 {
+    let (offset, mask) = near_midpoint_constants(half_bit, w);
+    let sum = _mm256_add_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x(offset as i64));
+    let masked = _mm256_and_si256(sum, _mm256_set1_epi64x(mask as i64));
+    let inside = _mm256_cmpeq_epi64(masked, _mm256_setzero_si256());
+    _mm256_movemask_pd(_mm256_castsi256_pd(inside)) as u8
 }
 
 impl Avx2 {
@@ -329,8 +328,8 @@ impl Simd for Avx2 {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
     }
     #[inline(always)]
-    fn near_midpoint(self, v: Self::V, half_bit: u32, k: u64) -> u8 {
-        unsafe { near_midpoint_x4(v.0, half_bit, k) | (near_midpoint_x4(v.1, half_bit, k) << 4) }
+    fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8 {
+        unsafe { near_midpoint_x4(v.0, half_bit, w) | (near_midpoint_x4(v.1, half_bit, w) << 4) }
     }
 }
 
@@ -496,17 +495,12 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
     }
     #[inline(always)]
-    fn near_midpoint(self, v: __m512d, half_bit: u32, k: u64) -> u8 {
-        // low + (k − half) wraps below zero unless low ≥ half − k; then it is ≤ 2k exactly
-        // when low ≤ half + k.
+    fn near_midpoint(self, v: __m512d, half_bit: u32, w: u64) -> u8 {
+        // One addition and one bit test (see `near_midpoint_constants`).
+        let (offset, mask) = near_midpoint_constants(half_bit, w);
         unsafe {
-            let low = _mm512_and_si512(
-                _mm512_castpd_si512(v),
-                _mm512_set1_epi64(((2u64 << half_bit) - 1) as i64),
-            );
-            let offset = k.wrapping_sub(1u64 << half_bit) as i64;
-            let shifted = _mm512_add_epi64(low, _mm512_set1_epi64(offset));
-            _mm512_cmple_epu64_mask(shifted, _mm512_set1_epi64((2 * k) as i64))
+            let sum = _mm512_add_epi64(_mm512_castpd_si512(v), _mm512_set1_epi64(offset as i64));
+            _mm512_testn_epi64_mask(sum, _mm512_set1_epi64(mask as i64))
         }
     }
 }
