@@ -335,9 +335,9 @@ fn affine<S: Simd, const G: bool, const B: bool>(s: S, z: S::V, g: S::V, b: S::V
 }
 
 /// How γ and β are held for the output pass: f64 (widened once per call, loaded as they
-/// are), f32 (wide rows: as given for f32, widened once per call for the 16-bit formats;
-/// widened again on every load), or the row's own format (single rows: as given, widened
-/// on every load). Each holds every f32, f16 and bf16 value exactly.
+/// are), or the row's own format, as given and widened on every load (single rows, and
+/// wide rows of f32; there the row type is `f32` itself). Each holds every f32, f16 and bf16
+/// value exactly.
 pub(crate) trait Param: Copy + Default + Send + Sync + 'static {
     fn load<S: Simd>(s: S, v: &[Self; 8]) -> S::V;
     fn to_f64(self) -> f64;
