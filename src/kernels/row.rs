@@ -431,8 +431,8 @@ struct OutputPass<'a, T, P, C, const G: bool, const B: bool, const WIDE: bool, c
     /// The start of the next row, if any: its cache lines are requested, one per line of
     /// this row, as the loop goes. None for a row with no next one (a single row, the last
     /// row of a task), whose loop then issues no prefetch at all: prefetching its own
-    /// lines instead cost 1×4096 f32 LayerNorm ≈ 0.5 cycles per vector (9 % of the
-    /// output pass).
+    /// lines instead cost ≈ 0.5 cycles per vector in a C model of the f32 loop (9 % of the
+    /// output pass); 1×4096 f32 RMSNorm 1.28 → 1.23 µs without it.
     next: Option<*const u8>,
     constants: C,
 }
