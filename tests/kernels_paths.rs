@@ -1,5 +1,5 @@
 //! The native kernels' internal paths give the same bits: γ and β read as given (a single
-//! row), held as f32 (rows of 8192 or more) or widened to f64 (everything else), rows
+//! row), held as f32 (f32 rows of 8192 or more) or widened to f64 (everything else), rows
 //! widened once or twice (16-bit formats, around 16384), the output loop's cache-line groups
 //! and partial tail, and the second look at reported lanes wherever they fall in a row.
 
@@ -12,8 +12,8 @@ use normoracle::kernels::{normalize, Element, Isa, Layout, Options, Params};
 use normoracle::problem::Op;
 
 /// Widths around every boundary of the output loop (vectors of 8, cache lines of 2 or 4
-/// vectors, flags read 8 vectors at a time) and of the widening decisions (γ/β in f32 from
-/// 8192, rows widened once up to 16384).
+/// vectors, flags read 8 vectors at a time) and of the widening decisions (f32 γ/β as given
+/// from 8192, rows widened once up to 16384).
 const WIDTHS: [usize; 18] = [
     1, 7, 8, 9, 15, 17, 31, 33, 63, 64, 65, 71, 100, 8191, 8192, 16384, 16385, 16393,
 ];
@@ -30,8 +30,8 @@ fn run<T: Element>(op: Op, x: &[T], d: usize, params: Params<'_, T>, isa: Isa) -
 }
 
 /// A row on its own (γ and β read as given) and the same row repeated in a batch (γ and β
-/// widened to f64 below 8192, f32 from there): the same bits, within one ulp of the
-/// reference, on every path.
+/// widened to f64, except in f32 rows from 8192, which read them as given): the same bits,
+/// within one ulp of the reference, on every path.
 fn alone_and_in_a_batch<T: Element>() {
     let dt = T::DTYPE;
     for d in WIDTHS {
