@@ -26,9 +26,6 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// f32 rows are widened once only in single-task calls (see `run_rows`). Widening
     /// changes no bit of the output.
     const WIDEN_ONCE: bool;
-    /// The values themselves when this format is f32.
-    #[doc(hidden)]
-    fn as_f32(v: &[Self]) -> Option<&[f32]>;
     /// Eight values widened (exactly) to f64 lanes.
     fn load<S: Simd>(s: S, src: &[Self; 8]) -> S::V;
     /// Eight f64 lanes, each rounded to nearest-even in this format, except perhaps in
@@ -45,9 +42,6 @@ impl Element for f32 {
     const DTYPE: Dtype = Dtype::F32;
     const PRECISION: u32 = 24;
     const WIDEN_ONCE: bool = false;
-    fn as_f32(v: &[f32]) -> Option<&[f32]> {
-        Some(v)
-    }
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[f32; 8]) -> S::V {
         s.load_f32(src)
@@ -87,9 +81,6 @@ impl Element for f16 {
     const DTYPE: Dtype = Dtype::F16;
     const PRECISION: u32 = 11;
     const WIDEN_ONCE: bool = true;
-    fn as_f32(_: &[f16]) -> Option<&[f32]> {
-        None
-    }
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[f16; 8]) -> S::V {
         s.load_f16(bits_of(src))
@@ -114,9 +105,6 @@ impl Element for bf16 {
     const DTYPE: Dtype = Dtype::BF16;
     const PRECISION: u32 = 8;
     const WIDEN_ONCE: bool = true;
-    fn as_f32(_: &[bf16]) -> Option<&[f32]> {
-        None
-    }
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[bf16; 8]) -> S::V {
         s.load_bf16(bits_of(src))

@@ -24,6 +24,7 @@ pub mod simd;
 pub use element::Element;
 pub use simd::Isa;
 
+use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::problem::Op;
 use half::{bf16, f16};
@@ -214,9 +215,16 @@ pub fn normalize<'a, T: Element>(
     }
     let x = &x[..layout.extent(layout.x_stride)];
     let y = &mut y[..layout.extent(layout.y_stride)];
-    // A single row reads γ and β as given, in its own format: widening them first would
-    // cost as much again as reading them (1 × 4096 f16 LayerNorm: 3.4 → 2.2 µs).
-    if layout.rows == 1 {
+    // γ and β as given, in the row's own format, widened on every load: for a single row,
+    // where widening them first would cost as much again as reading them (1 × 4096 f16
+    // LayerNorm: 3.4 → 2.2 µs), and for wide f32 rows, where f64 copies (16 bytes per
+    // element for the two) would crowd the row out of L2 (at d = 65536: 1 MiB of 2) and be
+    // read from L3. Otherwise they are widened to f64 once per call and shared by every row:
+    // the output pass loads them with no conversion. For the 16-bit formats that holds at
+    // every width: widening them once to f32 instead, and again to f64 on every load, cost
+    // more than reading f64 from L3 (64 × 65536 LayerNorm, 2 threads: f16 1.57 → 1.31 ms,
+    // bf16 1.67 → 1.38 ms with f64). Either way the same values.
+    if layout.rows == 1 || (T::DTYPE == Dtype::F32 && layout.d >= F32_PARAMS_MIN_D) {
         let params = RowsParams {
             gamma: params.gamma.unwrap_or(&[]),
             beta: params.beta.unwrap_or(&[]),
@@ -224,24 +232,6 @@ pub fn normalize<'a, T: Element>(
         };
         run_rows(token, op, x, y, layout, params, options);
         return Ok(());
-    }
-    // Wide f32 rows read γ and β as given, in f32: f64 copies (16 bytes per element for the
-    // two) would crowd the row out of L2 (at d = 65536: 1 MiB of 2) and be read from L3.
-    // Otherwise γ and β are widened to f64 once per call and shared by every row: the output
-    // pass loads them with no conversion. For the 16-bit formats that holds at every width:
-    // widening them once to f32 instead, and again to f64 on every load, cost more than
-    // reading f64 from L3 (64 × 65536 LayerNorm, 2 threads: f16 1.57 → 1.31 ms, bf16 1.67 →
-    // 1.38 ms with f64). Either way the same values.
-    if layout.d >= F32_PARAMS_MIN_D {
-        if let (Some(gamma), Some(beta)) = (f32_as_given(params.gamma), f32_as_given(params.beta)) {
-            let params = RowsParams {
-                gamma,
-                beta,
-                eps: params.eps,
-            };
-            run_rows(token, op, x, y, layout, params, options);
-            return Ok(());
-        }
     }
     let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v)));
     let (gamma, beta) = (widen(params.gamma), widen(params.beta));
@@ -309,11 +299,6 @@ fn run_rows<T: Element, P: row::Param>(
             .enumerate()
             .for_each(|(i, y_rows)| task(i * rows_per_task, y_rows));
     }
-}
-
-/// γ or β as given, in f32 (empty when absent); None when the format is not f32.
-fn f32_as_given<T: Element>(p: Option<&[T]>) -> Option<&[f32]> {
-    p.map_or(Some(&[]), T::as_f32)
 }
 
 /// Values widened (exactly) with the instruction set's conversions, to f64 on 64-byte
