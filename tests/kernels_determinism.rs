@@ -66,6 +66,8 @@ fn check_dtype<T: Element>() {
         (13, 100),
         (11, 1027),
         (3, 4099),
+        // Wider than 16384: the 16-bit formats' f32 path.
+        (2, 16411),
     ] {
         let x = data::<T>(rows, d, 100 + d as u64);
         let p = |seed| {

@@ -1,6 +1,7 @@
 //! The storage formats the kernels read and write: f32, f16 and bf16, each widened exactly
 //! to f64 lanes on load and rounded once (correctly) on store.
 
+use super::narrow::NarrowFormat;
 use super::simd::Simd;
 use crate::dtype::Dtype;
 use half::{bf16, f16};
@@ -21,13 +22,18 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     const HALF_ULP_BIT: u32 = 52 - Self::PRECISION;
     /// Significand bits, the implicit one included.
     const PRECISION: u32;
-    /// Whether rows are widened to f64 once, in the statistics pass, and read back wide by
-    /// the output pass, in every call: cheaper than widening again for the 16-bit formats.
-    /// f32 rows are widened once only in single-task calls (see `run_rows`). Widening
-    /// changes no bit of the output.
-    const WIDEN_ONCE: bool;
+    /// The 16-bit formats' f32 output path ([`crate::kernels::narrow`]); `None` for f32,
+    /// whose rows always take the f64 path.
+    const NARROW: Option<NarrowFormat>;
     /// Eight values widened (exactly) to f64 lanes.
     fn load<S: Simd>(s: S, src: &[Self; 8]) -> S::V;
+    /// Sixteen values widened (exactly) to f32 lanes.
+    fn load16<S: Simd>(s: S, src: &[Self; 16]) -> S::F32x16;
+    /// Sixteen f32 lanes rounded to nearest-even in this format (see
+    /// [`Simd::f32x16_store_f16`] for the lanes where that may not hold).
+    fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [Self; 16], stream: bool);
+    /// The largest magnitude among the values (NaN if one is NaN).
+    fn abs_max(v: &[Self]) -> f64;
     /// Eight f64 lanes, each rounded to nearest-even in this format, except perhaps in
     /// the lanes returned (see [`Simd`]'s contract).
     fn store<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8]) -> u8;
@@ -41,10 +47,24 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
 impl Element for f32 {
     const DTYPE: Dtype = Dtype::F32;
     const PRECISION: u32 = 24;
-    const WIDEN_ONCE: bool = false;
+    const NARROW: Option<NarrowFormat> = None;
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[f32; 8]) -> S::V {
         s.load_f32(src)
+    }
+    #[inline(always)]
+    fn load16<S: Simd>(s: S, src: &[f32; 16]) -> S::F32x16 {
+        s.f32x16_load_f32(src)
+    }
+    #[inline(always)]
+    fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [f32; 16], stream: bool) {
+        s.f32x16_store_f32(v, dst, stream)
+    }
+    #[inline(always)]
+    fn abs_max(v: &[f32]) -> f64 {
+        // Magnitudes order as their bit patterns, NaN above ∞.
+        let bits = v.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff));
+        f32::from_bits(bits) as f64
     }
     #[inline(always)]
     fn store<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8]) -> u8 {
@@ -62,28 +82,54 @@ impl Element for f32 {
     }
 }
 
-/// The bit patterns of eight half-precision values.
+/// The bit patterns of N half-precision values.
 #[inline(always)]
-fn bits_of<H>(src: &[H; 8]) -> &[u16; 8] {
+fn bits_of<H, const N: usize>(src: &[H; N]) -> &[u16; N] {
     const { assert!(std::mem::size_of::<H>() == 2) };
     // SAFETY: only used with half::f16 and half::bf16, both #[repr(transparent)] over u16.
-    unsafe { &*(src as *const [H; 8] as *const [u16; 8]) }
+    unsafe { &*(src as *const [H; N] as *const [u16; N]) }
 }
 
 #[inline(always)]
-fn bits_of_mut<H>(dst: &mut [H; 8]) -> &mut [u16; 8] {
+fn bits_of_mut<H, const N: usize>(dst: &mut [H; N]) -> &mut [u16; N] {
     const { assert!(std::mem::size_of::<H>() == 2) };
     // SAFETY: as in `bits_of`; every u16 pattern is a valid f16/bf16.
-    unsafe { &mut *(dst as *mut [H; 8] as *mut [u16; 8]) }
+    unsafe { &mut *(dst as *mut [H; N] as *mut [u16; N]) }
+}
+
+/// The largest magnitude's bit pattern among half-precision values: magnitudes order as
+/// their patterns with the sign cleared, NaN above ∞ (a plain loop over u16, vectorized).
+#[inline(always)]
+fn abs_max_bits<H>(v: &[H]) -> u16 {
+    const { assert!(std::mem::size_of::<H>() == 2) };
+    // SAFETY: as in `bits_of`, for the whole slice.
+    let bits = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u16, v.len()) };
+    bits.iter().fold(0u16, |m, &b| m.max(b & 0x7fff))
 }
 
 impl Element for f16 {
     const DTYPE: Dtype = Dtype::F16;
     const PRECISION: u32 = 11;
-    const WIDEN_ONCE: bool = true;
+    // 2^-14: the smallest normal f16.
+    const NARROW: Option<NarrowFormat> = Some(NarrowFormat {
+        half_bit: 12,
+        lowest: 1.0 / 16384.0,
+    });
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[f16; 8]) -> S::V {
         s.load_f16(bits_of(src))
+    }
+    #[inline(always)]
+    fn load16<S: Simd>(s: S, src: &[f16; 16]) -> S::F32x16 {
+        s.f32x16_load_f16(bits_of(src))
+    }
+    #[inline(always)]
+    fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [f16; 16], stream: bool) {
+        s.f32x16_store_f16(v, bits_of_mut(dst), stream)
+    }
+    #[inline(always)]
+    fn abs_max(v: &[f16]) -> f64 {
+        f16::from_bits(abs_max_bits(v)).to_f64()
     }
     #[inline(always)]
     fn store<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8]) -> u8 {
@@ -104,10 +150,26 @@ impl Element for f16 {
 impl Element for bf16 {
     const DTYPE: Dtype = Dtype::BF16;
     const PRECISION: u32 = 8;
-    const WIDEN_ONCE: bool = true;
+    // 2^-100: normal in f32 with room below for the bound's underflow terms.
+    const NARROW: Option<NarrowFormat> = Some(NarrowFormat {
+        half_bit: 15,
+        lowest: f64::from_bits((1023 - 100) << 52),
+    });
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[bf16; 8]) -> S::V {
         s.load_bf16(bits_of(src))
+    }
+    #[inline(always)]
+    fn load16<S: Simd>(s: S, src: &[bf16; 16]) -> S::F32x16 {
+        s.f32x16_load_bf16(bits_of(src))
+    }
+    #[inline(always)]
+    fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [bf16; 16], stream: bool) {
+        s.f32x16_store_bf16(v, bits_of_mut(dst), stream)
+    }
+    #[inline(always)]
+    fn abs_max(v: &[bf16]) -> f64 {
+        bf16::from_bits(abs_max_bits(v)).to_f64()
     }
     #[inline(always)]
     fn store<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8]) -> u8 {

@@ -18,13 +18,13 @@
 
 pub mod bench;
 pub mod element;
+pub mod narrow;
 mod row;
 pub mod simd;
 
 pub use element::Element;
 pub use simd::Isa;
 
-use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::problem::Op;
 use half::{bf16, f16};
@@ -216,15 +216,15 @@ pub fn normalize<'a, T: Element>(
     let x = &x[..layout.extent(layout.x_stride)];
     let y = &mut y[..layout.extent(layout.y_stride)];
     // γ and β as given, in the row's own format, widened on every load: for a single row,
-    // where widening them first would cost as much again as reading them (1 × 4096 f16
-    // LayerNorm: 3.4 → 2.2 µs), and for wide f32 rows, where f64 copies (16 bytes per
-    // element for the two) would crowd the row out of L2 (at d = 65536: 1 MiB of 2) and be
-    // read from L3. Otherwise they are widened to f64 once per call and shared by every row:
-    // the output pass loads them with no conversion. For the 16-bit formats that holds at
-    // every width: widening them once to f32 instead, and again to f64 on every load, cost
-    // more than reading f64 from L3 (64 × 65536 LayerNorm, 2 threads: f16 1.57 → 1.31 ms,
-    // bf16 1.67 → 1.38 ms with f64). Either way the same values.
-    if layout.rows == 1 || (T::DTYPE == Dtype::F32 && layout.d >= F32_PARAMS_MIN_D) {
+    // where widening them first would cost as much again as reading them; for wide rows,
+    // where f64 copies (16 bytes per element for the two) would crowd the row out of L2
+    // (at d = 65536: 1 MiB of 2) and be read from L3. The 16-bit formats' wide rows take
+    // the f32 path ([`narrow`]), which converts them with one instruction per sixteen
+    // (f32 copies made once per call were slower: f16 LayerNorm, 2 threads, 64 × 65536
+    // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given). Otherwise they are widened to f64 once per call and
+    // shared by every row: the output pass loads them with no conversion. Either way the
+    // same values.
+    if layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D {
         let params = RowsParams {
             gamma: params.gamma.unwrap_or(&[]),
             beta: params.beta.unwrap_or(&[]),
@@ -273,11 +273,13 @@ fn run_rows<T: Element, P: row::Param>(
         .stream
         .unwrap_or(layout.rows * layout.d * (T::DTYPE.bits() as usize / 8) >= STREAM_MIN_BYTES);
     let single_task = rows_per_task >= layout.rows;
-    // A single task's data is in cache: reading the f64 row back beats converting x again
-    // even for f32 (1 × 4096 LayerNorm 2.10 → 1.82 µs, 16 × 1024 8.5 → 6.8 µs). Rows
-    // streamed from memory by many tasks do better with the second conversion than with the
-    // wider working set (f32 4096 × 4096 LayerNorm 4.8 → 5.4 ms when widened).
-    let widen_once = T::WIDEN_ONCE || single_task;
+    // The 16-bit formats' rows are widened once wherever they take the f64 path (up to
+    // `WIDEN_MAX_D`; wider ones take the f32 path, which reads x itself). f32 rows: a single
+    // task's data is in cache, and reading the f64 row back beats converting x again
+    // (1 × 4096 LayerNorm 2.10 → 1.82 µs, 16 × 1024 8.5 → 6.8 µs); rows streamed from
+    // memory by many tasks do better with the second conversion than with the wider working
+    // set (4096 × 4096 LayerNorm 4.8 → 5.4 ms when widened).
+    let widen_once = T::NARROW.is_some() || single_task;
     let task = |first_row: usize, y_rows: &mut [T]| {
         let rows = Rows {
             op,
@@ -338,7 +340,7 @@ struct Rows<'a, T, P> {
     beta: &'a [P],
     eps: f32,
     stream: bool,
-    /// See [`Element::WIDEN_ONCE`].
+    /// See `run_rows`.
     widen_once: bool,
 }
 
@@ -366,6 +368,19 @@ impl<T: Element, P: row::Param> Rows<'_, T, P> {
             eps: self.eps,
             stream: self.stream,
             widen_once: self.widen_once,
+            // Once per task, where the 16-bit formats' f32 path needs them.
+            params_max: narrow::ParamsMax {
+                gamma: if G && T::NARROW.is_some() {
+                    P::abs_max(self.gamma)
+                } else {
+                    1.0
+                },
+                beta: if B && T::NARROW.is_some() {
+                    P::abs_max(self.beta)
+                } else {
+                    0.0
+                },
+            },
         };
         // Buffers kept by each thread from call to call: no allocation, no zeroing.
         thread_local! {

@@ -32,6 +32,7 @@
 //! after the loop) and requests the next row's cache lines as it goes.
 
 use super::element::Element;
+use super::narrow::{self, NarrowPass, NarrowRow};
 use super::simd::{near_midpoint_lane, Simd, NEAR_TIE_ULPS};
 use super::Vectorized;
 use crate::exact::{ElementInput, RowKind, RowStats};
@@ -240,13 +241,13 @@ impl<T: Element> Vectorized for SquaresPass<'_, T> {
 /// The normalized value z of one vector, before γ and β: from x, or from t, x prepared by
 /// the statistics pass ([`Fold::prepare`]) and kept by rows widened once. Both give the same
 /// bits (z from x computes t first, the same way).
-trait Normalize<S: Simd>: Copy {
+pub(super) trait Normalize<S: Simd>: Copy {
     fn z(&self, s: S, x: S::V) -> S::V;
     fn z_prepared(&self, s: S, t: S::V) -> S::V;
 }
 
 /// A row's statistics as scalars, turned into vectors inside the loops that use them.
-trait RowConstants: Copy {
+pub(super) trait RowConstants: Copy {
     type N<S: Simd>: Normalize<S>;
     fn vectors<S: Simd>(self, s: S) -> Self::N<S>;
 }
@@ -325,7 +326,12 @@ impl RowConstants for ScaledConstants {
 
 /// y = γ·z + β with one rounding, for whichever of γ (`G`) and β (`B`) are present.
 #[inline(always)]
-fn affine<S: Simd, const G: bool, const B: bool>(s: S, z: S::V, g: S::V, b: S::V) -> S::V {
+pub(super) fn affine<S: Simd, const G: bool, const B: bool>(
+    s: S,
+    z: S::V,
+    g: S::V,
+    b: S::V,
+) -> S::V {
     match (G, B) {
         (true, true) => s.fma(g, z, b),
         (true, false) => s.mul(g, z),
@@ -340,7 +346,11 @@ fn affine<S: Simd, const G: bool, const B: bool>(s: S, z: S::V, g: S::V, b: S::V
 /// value exactly.
 pub(crate) trait Param: Copy + Default + Send + Sync + 'static {
     fn load<S: Simd>(s: S, v: &[Self; 8]) -> S::V;
+    /// Sixteen values as f32 lanes (exact: every value is an f32, f16 or bf16 one).
+    fn load16<S: Simd>(s: S, v: &[Self; 16]) -> S::F32x16;
     fn to_f64(self) -> f64;
+    /// The largest magnitude (NaN if one is NaN).
+    fn abs_max(v: &[Self]) -> f64;
 }
 
 impl Param for f64 {
@@ -348,8 +358,18 @@ impl Param for f64 {
     fn load<S: Simd>(s: S, v: &[f64; 8]) -> S::V {
         s.load_lanes(*v)
     }
+    #[inline(always)]
+    fn load16<S: Simd>(s: S, v: &[f64; 16]) -> S::F32x16 {
+        // Only f32 rows hold γ and β widened to f64, and they never take the f32 path.
+        s.f32x16_load_f32(&v.map(|g| g as f32))
+    }
     fn to_f64(self) -> f64 {
         self
+    }
+    #[inline(always)]
+    fn abs_max(v: &[f64]) -> f64 {
+        // Magnitudes order as their bit patterns, NaN above ∞.
+        f64::from_bits(v.iter().fold(0, |m, g| m.max(g.to_bits() & !(1 << 63))))
     }
 }
 
@@ -358,8 +378,16 @@ impl<T: Element> Param for T {
     fn load<S: Simd>(s: S, v: &[T; 8]) -> S::V {
         T::load(s, v)
     }
+    #[inline(always)]
+    fn load16<S: Simd>(s: S, v: &[T; 16]) -> S::F32x16 {
+        T::load16(s, v)
+    }
     fn to_f64(self) -> f64 {
         T::DTYPE.to_f64(self.to_bits())
+    }
+    #[inline(always)]
+    fn abs_max(v: &[T]) -> f64 {
+        T::abs_max(v)
     }
 }
 
@@ -380,13 +408,15 @@ pub(crate) struct RowParams<'a, P> {
     /// Write y with non-temporal stores (where a row starts 16-byte aligned).
     pub stream: bool,
     /// Widen rows once (up to [`WIDEN_MAX_D`]): the statistics pass keeps the widened row
-    /// for the output pass (see [`Element::WIDEN_ONCE`]).
+    /// for the output pass (see `run_rows`).
     pub widen_once: bool,
+    /// max |γ| and |β|, for the f32 path of the 16-bit formats ([`narrow`]).
+    pub params_max: narrow::ParamsMax,
 }
 
 /// Rows up to this width are widened once (where [`RowParams::widen_once`]): the widened
 /// row (8 bytes a value) then stays in L2 beside γ and β; wider rows are widened twice.
-const WIDEN_MAX_D: usize = 16384;
+pub(super) const WIDEN_MAX_D: usize = 16384;
 
 /// Sizes `wide` for a row of width d: d/8 vectors where the row is widened once, else
 /// empty.
@@ -547,6 +577,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     row: &mut Row<'_, T>,
     p: &RowParams<'_, P>,
     c: C,
+    narrow: Option<NarrowRow>,
     scratch: &mut Scratch,
 ) {
     let Row { x, next, y } = row;
@@ -568,25 +599,59 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     }
     let flags = &mut flags[..xc.len()];
     let next = (!next.is_empty()).then_some(next.as_ptr() as *const u8);
+    // The f32 path takes the whole pairs of vectors where the row allows it; the f64 loop
+    // takes the rest (every vector, or the odd last one).
+    let start = match narrow {
+        Some(row) => {
+            let pairs = xc.len() / 2;
+            let (x16, g16, b16) = (pairs_of(xc), pairs_of(gc), pairs_of(bc));
+            let y16 = yc[..2 * pairs].as_flattened_mut().as_chunks_mut::<16>().0;
+            let f16 = flags[..2 * pairs].as_chunks_mut::<2>().0;
+            macro_rules! narrow {
+                ($center:literal, $stream:literal) => {
+                    s.isolated(NarrowPass::<T, P, C, G, B, $center, $stream, true> {
+                        x: x16,
+                        gamma: g16,
+                        beta: b16,
+                        y: y16,
+                        flags: f16,
+                        next,
+                        row,
+                        constants: c,
+                    })
+                };
+            }
+            match (row.center, stream) {
+                (false, false) => narrow!(false, false),
+                (false, true) => narrow!(false, true),
+                (true, false) => narrow!(true, false),
+                (true, true) => narrow!(true, true),
+            }
+            2 * pairs
+        }
+        None => 0,
+    };
     macro_rules! pass {
         ($wide:literal, $stream:literal) => {
             s.isolated(OutputPass::<T, P, C, G, B, $wide, $stream> {
-                x: xc,
-                wide,
-                gamma: gc,
-                beta: bc,
-                y: &mut *yc,
-                flags: &mut *flags,
+                x: &xc[start..],
+                wide: from(wide, start),
+                gamma: from(gc, start),
+                beta: from(bc, start),
+                y: &mut yc[start..],
+                flags: &mut flags[start..],
                 next,
                 constants: c,
             })
         };
     }
-    match (use_wide, stream) {
-        (false, false) => pass!(false, false),
-        (false, true) => pass!(false, true),
-        (true, false) => pass!(true, false),
-        (true, true) => pass!(true, true),
+    if start < xc.len() {
+        match (use_wide, stream) {
+            (false, false) => pass!(false, false),
+            (false, true) => pass!(false, true),
+            (true, false) => pass!(true, false),
+            (true, true) => pass!(true, true),
+        }
     }
     let n = c.vectors(s);
     let zero = s.splat(0.0);
@@ -639,6 +704,18 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         }
         yt.copy_from_slice(&buf[..yt.len()]);
     }
+}
+
+/// Whole pairs of vectors as blocks of sixteen.
+#[inline(always)]
+fn pairs_of<X>(v: &[[X; 8]]) -> &[[X; 16]] {
+    v.as_flattened().as_chunks::<16>().0
+}
+
+/// The vectors from `start` on; none of an absent γ or β (empty).
+#[inline(always)]
+fn from<X>(v: &[X], start: usize) -> &[X] {
+    v.get(start..).unwrap_or(&[])
 }
 
 /// The lanes a store reported: each is rewritten with its correct rounding, and those
@@ -704,10 +781,11 @@ fn finish_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, con
     mut row: Row<'_, T>,
     p: &RowParams<'_, P>,
     c: C,
+    narrow: Option<NarrowRow>,
     scratch: &mut Scratch,
 ) {
     scratch.near_ties.clear();
-    write_row::<S, T, P, C, G, B>(s, &mut row, p, c, scratch);
+    write_row::<S, T, P, C, G, B>(s, &mut row, p, c, narrow, scratch);
     if !scratch.near_ties.is_empty() {
         settle_near_ties(row.x, p, row.y, &scratch.near_ties);
     }
@@ -787,7 +865,11 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
         mean_shifted: stats.mean_shifted,
         scale: 1.0 / (stats.var + p.eps as f64).sqrt(),
     };
-    finish_row::<S, T, P, _, G, B>(s, row, p, c, scratch);
+    let d = row.x.len();
+    let narrow = T::NARROW
+        .filter(|_| narrow::applies(d))
+        .and_then(|f| narrow::layer_norm(&stats, c.scale, d, p.params_max, f));
+    finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow, scratch);
 }
 
 /// y = γ ⊙ x/√(mean(x²) + ε) + β for one row.
@@ -810,7 +892,110 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     let c = ScaledConstants {
         scale: 1.0 / (sum_sq / d + p.eps as f64).sqrt(),
     };
-    finish_row::<S, T, P, _, G, B>(s, row, p, c, scratch);
+    let d = row.x.len();
+    let narrow = T::NARROW
+        .filter(|_| narrow::applies(d))
+        .and_then(|f| narrow::rms_norm(c.scale, d, p.params_max, f));
+    finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow, scratch);
+}
+
+/// One row of the 16-bit formats through the f32 path's loop alone (portable code, no
+/// second computation): the whole blocks of sixteen of y as that path computes them, and
+/// per value whether it reported it (the kernels compute those again on the f64 path);
+/// `None` where the row may not take the path. For the tests of [`narrow`].
+#[cfg(test)]
+pub(crate) fn narrow_blocks<T: Element>(
+    op: Op,
+    x: &[T],
+    gamma: &[T],
+    beta: &[T],
+    eps: f32,
+) -> Option<(Vec<T>, Vec<bool>)> {
+    use crate::kernels::simd::Scalar;
+    let s = Scalar;
+    let d = x.len();
+    let format = T::NARROW.expect("a 16-bit format");
+    let params = narrow::ParamsMax {
+        gamma: if gamma.is_empty() {
+            1.0
+        } else {
+            T::abs_max(gamma)
+        },
+        beta: T::abs_max(beta),
+    };
+    let blocks = d / 16;
+    let mut y = vec![T::default(); 16 * blocks];
+    let mut flags = vec![[0u8; 2]; blocks];
+    let (x16, g16, b16) = (x.as_chunks().0, gamma.as_chunks().0, beta.as_chunks().0);
+    macro_rules! pass {
+        ($c:expr, $row:expr, $center:literal) => {{
+            let (c, row) = ($c, $row);
+            let y16 = y.as_chunks_mut().0;
+            match (gamma.is_empty(), beta.is_empty()) {
+                (false, false) => NarrowPass::<T, T, _, true, true, $center, false, false> {
+                    x: x16,
+                    gamma: g16,
+                    beta: b16,
+                    y: y16,
+                    flags: &mut flags,
+                    next: None,
+                    row,
+                    constants: c,
+                }
+                .run(s),
+                (true, true) => NarrowPass::<T, T, _, false, false, $center, false, false> {
+                    x: x16,
+                    gamma: g16,
+                    beta: b16,
+                    y: y16,
+                    flags: &mut flags,
+                    next: None,
+                    row,
+                    constants: c,
+                }
+                .run(s),
+                (false, true) => NarrowPass::<T, T, _, true, false, $center, false, false> {
+                    x: x16,
+                    gamma: g16,
+                    beta: b16,
+                    y: y16,
+                    flags: &mut flags,
+                    next: None,
+                    row,
+                    constants: c,
+                }
+                .run(s),
+                (true, false) => unimplemented!("the tests give β only with γ"),
+            }
+        }};
+    }
+    match op {
+        Op::LayerNorm => {
+            let stats = layer_norm_stats(s, x, &mut [])?;
+            let c = CenteredConstants {
+                shift: stats.shift,
+                mean_shifted: stats.mean_shifted,
+                scale: 1.0 / (stats.var + eps as f64).sqrt(),
+            };
+            pass!(
+                c,
+                narrow::layer_norm(&stats, c.scale, d, params, format)?,
+                true
+            )
+        }
+        Op::RmsNorm => {
+            let sum_sq = s.isolated(SquaresPass { x, wide: &mut [] });
+            let c = ScaledConstants {
+                scale: 1.0 / (sum_sq / d as f64 + eps as f64).sqrt(),
+            };
+            pass!(c, narrow::rms_norm(c.scale, d, params, format)?, false)
+        }
+    }
+    let reported = flags
+        .iter()
+        .flat_map(|f| (0..16).map(move |l| f[l / 8] & (1 << (l % 8)) != 0))
+        .collect();
+    Some((y, reported))
 }
 
 #[cfg(test)]

@@ -153,7 +153,123 @@ pub trait Simd: Copy + Send + Sync {
     /// of a rounding midpoint of a format whose significand has 52 − half_bit bits (in its
     /// normal range). See [`near_midpoint_lane`].
     fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8;
+
+    /// Sixteen f32 lanes: the vector of the 16-bit formats' f32 output path
+    /// ([`crate::kernels::narrow`]). Same contract: lane-wise IEEE binary32 operations,
+    /// round-to-nearest-even, exact loads.
+    type F32x16: Copy;
+    fn f32x16_splat(self, v: f32) -> Self::F32x16;
+    fn f32x16_load_f32(self, src: &[f32; 16]) -> Self::F32x16;
+    fn f32x16_load_f16(self, src: &[u16; 16]) -> Self::F32x16;
+    fn f32x16_load_bf16(self, src: &[u16; 16]) -> Self::F32x16;
+    fn f32x16_add(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16;
+    fn f32x16_sub(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16;
+    fn f32x16_mul(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16;
+    /// Bit l set where lane l is [`uncertain_lane`] (q, y lane l of `q`, `y`).
+    fn f32x16_uncertain(self, q: Self::F32x16, y: Self::F32x16, t: &CertainTest) -> u16;
+    /// Stores as they are (`stream`: a non-temporal hint; `dst` then 16-byte aligned).
+    fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], stream: bool);
+    /// Each lane rounded to nearest-even f16, except perhaps where the lane is NaN, ±∞,
+    /// below 2^-100 in magnitude or exactly a midpoint (lanes the callers never keep).
+    fn f32x16_store_f16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool);
+    /// As `f32x16_store_f16`, to bf16.
+    fn f32x16_store_bf16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool);
 }
+
+/// The certainty test of the f32 output path for one lane (see [`crate::kernels::narrow`],
+/// which derives the constants): y = q + β computed in f32 rounds (to the 16-bit format)
+/// as the exact value does when the error bound fma(|q|, slope, fma(|y|, relative, floor))
+/// is below the distance from y to the nearest rounding midpoint of the format. That
+/// distance is bounded below by the distance to the midpoint of the format's interval that
+/// holds y (y's bits below the format's last bit replaced by the midpoint pattern `half`:
+/// the same binade, so the subtraction is exact) and by |y|·cap (the lower binade's
+/// midpoints, half as far apart). NaN and ±∞ never pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CertainTest {
+    pub slope: f32,
+    pub relative: f32,
+    pub floor: f32,
+    pub cap: f32,
+    /// The f32 bits below the format's last significand bit, and the midpoint pattern
+    /// among them (the highest of them).
+    pub low_mask: u32,
+    pub half: u32,
+}
+
+/// The scalar definition of [`Simd::f32x16_uncertain`] for one lane.
+#[inline(always)]
+pub fn uncertain_lane(q: f32, y: f32, t: &CertainTest) -> bool {
+    let magnitude = y.abs();
+    let bound = q
+        .abs()
+        .mul_add(t.slope, magnitude.mul_add(t.relative, t.floor));
+    let midpoint = f32::from_bits((y.to_bits() & !t.low_mask) | t.half);
+    // NaN never reaches the `min` with a finite y: for ±∞ or NaN, `bound` is not finite.
+    let distance = (y - midpoint).abs().min(magnitude * t.cap);
+    let kept = bound < distance;
+    !kept
+}
+
+/// The sixteen-lane f32 methods of [`Simd`] on plain arrays: the portable definition
+/// (`Scalar`) and NEON's, whose f16 conversions are not stable intrinsics.
+macro_rules! portable_f32x16 {
+    () => {
+        type F32x16 = [f32; 16];
+        #[inline(always)]
+        fn f32x16_splat(self, v: f32) -> [f32; 16] {
+            [v; 16]
+        }
+        #[inline(always)]
+        fn f32x16_load_f32(self, src: &[f32; 16]) -> [f32; 16] {
+            *src
+        }
+        #[inline(always)]
+        fn f32x16_load_f16(self, src: &[u16; 16]) -> [f32; 16] {
+            src.map(|b| half::f16::from_bits(b).to_f32())
+        }
+        #[inline(always)]
+        fn f32x16_load_bf16(self, src: &[u16; 16]) -> [f32; 16] {
+            src.map(|b| f32::from_bits((b as u32) << 16))
+        }
+        #[inline(always)]
+        fn f32x16_add(self, a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            std::array::from_fn(|k| a[k] + b[k])
+        }
+        #[inline(always)]
+        fn f32x16_sub(self, a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            std::array::from_fn(|k| a[k] - b[k])
+        }
+        #[inline(always)]
+        fn f32x16_mul(self, a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            std::array::from_fn(|k| a[k] * b[k])
+        }
+        #[inline(always)]
+        fn f32x16_uncertain(
+            self,
+            q: [f32; 16],
+            y: [f32; 16],
+            t: &$crate::kernels::simd::CertainTest,
+        ) -> u16 {
+            (0..16).fold(0u16, |m, l| {
+                m | (($crate::kernels::simd::uncertain_lane(q[l], y[l], t) as u16) << l)
+            })
+        }
+        #[inline(always)]
+        fn f32x16_store_f32(self, v: [f32; 16], dst: &mut [f32; 16], _stream: bool) {
+            *dst = v;
+        }
+        #[inline(always)]
+        fn f32x16_store_f16(self, v: [f32; 16], dst: &mut [u16; 16], _stream: bool) {
+            *dst = v.map(|x| half::f16::from_f32(x).to_bits());
+        }
+        #[inline(always)]
+        fn f32x16_store_bf16(self, v: [f32; 16], dst: &mut [u16; 16], _stream: bool) {
+            *dst = v.map(|x| $crate::kernels::simd::bf16_bits_from_odd_f32(x.to_bits()));
+        }
+    };
+}
+#[cfg_attr(not(target_arch = "aarch64"), allow(unused_imports))]
+pub(crate) use portable_f32x16;
 
 /// Distance (in f64 ulps of the value) from a rounding midpoint of the output format
 /// within which a store reports a lane (and the kernels decide it exactly): the window is
@@ -266,6 +382,7 @@ impl Simd for Scalar {
             m | ((near_midpoint_lane(x, half_bit, w) as u8) << l)
         })
     }
+    portable_f32x16!();
 }
 
 /// x rounded to f32 toward zero, with the last significand bit set when that was inexact
@@ -293,7 +410,8 @@ pub fn f16_bits_from_odd_f32(x: f32) -> u16 {
     half::f16::from_f32(x).to_bits()
 }
 
-/// bf16 bits nearest (ties to even) to the f32 with these bits; a NaN stays a quiet NaN.
+/// bf16 bits nearest (ties to even) to the f32 with these bits (rounded to odd or not); a
+/// NaN stays a quiet NaN.
 #[inline(always)]
 pub fn bf16_bits_from_odd_f32(bits: u32) -> u16 {
     if bits & 0x7fff_ffff > 0x7f80_0000 {
@@ -469,6 +587,62 @@ mod tests {
                 out.push(s.near_midpoint(va, half_bit, w) as u64);
                 out.push(s.near_midpoint(vc, half_bit, w) as u64);
             }
+        }
+        out.extend(run_f32x16(s, a, b, c));
+        out
+    }
+
+    /// The sixteen-lane f32 methods once (lanes from a and b, narrowed to f32), as bits.
+    /// Stored 16-bit lanes are compared where the contract fixes them (finite, at least
+    /// 2^-100, not exactly a midpoint); NaN results by their being NaN.
+    fn run_f32x16<S: Simd>(s: S, a: [f64; 8], b: [f64; 8], c: [f64; 8]) -> Vec<u64> {
+        let sixteen = |u: [f64; 8], v: [f64; 8]| -> [f32; 16] {
+            std::array::from_fn(|k| if k < 8 { u[k] as f32 } else { v[k - 8] as f32 })
+        };
+        let (fa, fb) = (sixteen(a, b), sixteen(c, a));
+        let (va, vb) = (s.f32x16_load_f32(&fa), s.f32x16_load_f32(&fb));
+        let bits = |v: S::F32x16| {
+            let mut o = [0f32; 16];
+            s.f32x16_store_f32(v, &mut o, false);
+            o.map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() } as u64)
+        };
+        let mut out = Vec::new();
+        for v in [
+            s.f32x16_add(va, vb),
+            s.f32x16_sub(va, vb),
+            s.f32x16_mul(va, vb),
+            s.f32x16_splat(fa[3]),
+        ] {
+            out.extend(bits(v));
+        }
+        for (half_bit, lowest) in [(12, 2f32.powi(-14)), (15, 2f32.powi(-100))] {
+            let half = 1u32 << half_bit;
+            for (slope, floor) in [(5.25 * 2f32.powi(-24), 1e-30), (1e-3, 0.0)] {
+                let t = CertainTest {
+                    slope,
+                    relative: 1.1 * 2f32.powi(-24),
+                    floor,
+                    cap: 2f32.powi(half_bit - 25),
+                    low_mask: 2 * half - 1,
+                    half,
+                };
+                out.push(s.f32x16_uncertain(va, vb, &t) as u64);
+                out.push(s.f32x16_uncertain(vb, va, &t) as u64);
+            }
+            let fixed = |x: f32| {
+                x.is_finite() && x.abs() >= lowest && (x.to_bits() & (2 * half - 1)) != half
+            };
+            let mut h = [0u16; 16];
+            let stored = if half_bit == 12 {
+                s.f32x16_store_f16(va, &mut h, false);
+                s.f32x16_load_f16(&h)
+            } else {
+                s.f32x16_store_bf16(va, &mut h, false);
+                s.f32x16_load_bf16(&h)
+            };
+            let back = bits(stored);
+            out.extend((0..16).map(|k| if fixed(fa[k]) { h[k] as u64 } else { 0 }));
+            out.extend((0..16).map(|k| if fixed(fa[k]) { back[k] } else { 0 }));
         }
         out
     }

@@ -182,4 +182,7 @@ impl Simd for Neon {
         }
         near
     }
+    // The f32 output path on plain arrays (the compiler vectorizes the arithmetic; the f16
+    // conversions are per lane, as in `load_f16`).
+    super::portable_f32x16!();
 }

@@ -6,7 +6,8 @@
 //! `unsafe` intrinsic calls sound.
 
 use super::{
-    near_midpoint_constants, Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32, NEAR_TIE_ULPS,
+    near_midpoint_constants, CertainTest, Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32,
+    NEAR_TIE_ULPS,
 };
 use crate::kernels::Vectorized;
 use std::arch::x86_64::*;
@@ -198,6 +199,34 @@ unsafe fn near_midpoint_x4(v: __m256d, half_bit: u32, w: u64) -> u8 {
     _mm256_movemask_pd(_mm256_castsi256_pd(inside)) as u8
 }
 
+/// Eight lanes of `uncertain_lane` (see `CertainTest`).
+#[inline(always)]
+unsafe fn uncertain_x8(q: __m256, y: __m256, t: &CertainTest) -> u8 {
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let magnitude = _mm256_and_ps(y, abs);
+    let inner = _mm256_fmadd_ps(
+        magnitude,
+        _mm256_set1_ps(t.relative),
+        _mm256_set1_ps(t.floor),
+    );
+    let bound = _mm256_fmadd_ps(_mm256_and_ps(q, abs), _mm256_set1_ps(t.slope), inner);
+    let midpoint = _mm256_or_si256(
+        _mm256_andnot_si256(_mm256_set1_epi32(t.low_mask as i32), _mm256_castps_si256(y)),
+        _mm256_set1_epi32(t.half as i32),
+    );
+    let apart = _mm256_and_ps(_mm256_sub_ps(y, _mm256_castsi256_ps(midpoint)), abs);
+    let distance = _mm256_min_ps(apart, _mm256_mul_ps(magnitude, _mm256_set1_ps(t.cap)));
+    !(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(bound, distance)) as u8)
+}
+
+/// Sixteen u16 in two halves, stored (streamed: two 16-byte halves, each aligned).
+#[inline(always)]
+unsafe fn put_u16x16(lo: __m128i, hi: __m128i, dst: &mut [u16; 16], stream: bool) {
+    let (a, b) = dst.split_at_mut(8);
+    put_u16x8(lo, a.try_into().expect("8 lanes"), stream);
+    put_u16x8(hi, b.try_into().expect("8 lanes"), stream);
+}
+
 impl Avx2 {
     #[inline(always)]
     unsafe fn f32_out(self, v: (__m256d, __m256d), dst: &mut [f32; 8], stream: bool) -> u8 {
@@ -330,6 +359,79 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8 {
         unsafe { near_midpoint_x4(v.0, half_bit, w) | (near_midpoint_x4(v.1, half_bit, w) << 4) }
+    }
+    type F32x16 = (__m256, __m256);
+    #[inline(always)]
+    fn f32x16_splat(self, v: f32) -> Self::F32x16 {
+        unsafe { (_mm256_set1_ps(v), _mm256_set1_ps(v)) }
+    }
+    #[inline(always)]
+    fn f32x16_load_f32(self, src: &[f32; 16]) -> Self::F32x16 {
+        unsafe {
+            (
+                _mm256_loadu_ps(src.as_ptr()),
+                _mm256_loadu_ps(src.as_ptr().add(8)),
+            )
+        }
+    }
+    #[inline(always)]
+    fn f32x16_load_f16(self, src: &[u16; 16]) -> Self::F32x16 {
+        unsafe {
+            let p = src.as_ptr() as *const __m128i;
+            (
+                _mm256_cvtph_ps(_mm_loadu_si128(p)),
+                _mm256_cvtph_ps(_mm_loadu_si128(p.add(1))),
+            )
+        }
+    }
+    #[inline(always)]
+    fn f32x16_load_bf16(self, src: &[u16; 16]) -> Self::F32x16 {
+        let (a, b) = src.split_at(8);
+        unsafe {
+            (
+                bf16_to_f32x8(a.try_into().expect("8 lanes")),
+                bf16_to_f32x8(b.try_into().expect("8 lanes")),
+            )
+        }
+    }
+    #[inline(always)]
+    fn f32x16_add(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16 {
+        unsafe { (_mm256_add_ps(a.0, b.0), _mm256_add_ps(a.1, b.1)) }
+    }
+    #[inline(always)]
+    fn f32x16_sub(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16 {
+        unsafe { (_mm256_sub_ps(a.0, b.0), _mm256_sub_ps(a.1, b.1)) }
+    }
+    #[inline(always)]
+    fn f32x16_mul(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16 {
+        unsafe { (_mm256_mul_ps(a.0, b.0), _mm256_mul_ps(a.1, b.1)) }
+    }
+    #[inline(always)]
+    fn f32x16_uncertain(self, q: Self::F32x16, y: Self::F32x16, t: &CertainTest) -> u16 {
+        unsafe { uncertain_x8(q.0, y.0, t) as u16 | ((uncertain_x8(q.1, y.1, t) as u16) << 8) }
+    }
+    #[inline(always)]
+    fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], _stream: bool) {
+        unsafe {
+            _mm256_storeu_ps(dst.as_mut_ptr(), v.0);
+            _mm256_storeu_ps(dst.as_mut_ptr().add(8), v.1);
+        }
+    }
+    #[inline(always)]
+    fn f32x16_store_f16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool) {
+        unsafe {
+            let lo = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v.0);
+            let hi = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v.1);
+            put_u16x16(lo, hi, dst, stream);
+        }
+    }
+    #[inline(always)]
+    fn f32x16_store_bf16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool) {
+        unsafe {
+            let lo = bf16_from_odd(_mm256_castps_si256(v.0));
+            let hi = bf16_from_odd(_mm256_castps_si256(v.1));
+            put_u16x16(lo, hi, dst, stream);
+        }
     }
 }
 
@@ -501,6 +603,95 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
         unsafe {
             let sum = _mm512_add_epi64(_mm512_castpd_si512(v), _mm512_set1_epi64(offset as i64));
             _mm512_testn_epi64_mask(sum, _mm512_set1_epi64(mask as i64))
+        }
+    }
+    type F32x16 = __m512;
+    #[inline(always)]
+    fn f32x16_splat(self, v: f32) -> __m512 {
+        unsafe { _mm512_set1_ps(v) }
+    }
+    #[inline(always)]
+    fn f32x16_load_f32(self, src: &[f32; 16]) -> __m512 {
+        unsafe { _mm512_loadu_ps(src.as_ptr()) }
+    }
+    #[inline(always)]
+    fn f32x16_load_f16(self, src: &[u16; 16]) -> __m512 {
+        unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(src.as_ptr() as *const __m256i)) }
+    }
+    #[inline(always)]
+    fn f32x16_load_bf16(self, src: &[u16; 16]) -> __m512 {
+        unsafe {
+            let h = _mm256_loadu_si256(src.as_ptr() as *const __m256i);
+            _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+        }
+    }
+    #[inline(always)]
+    fn f32x16_add(self, a: __m512, b: __m512) -> __m512 {
+        unsafe { _mm512_add_ps(a, b) }
+    }
+    #[inline(always)]
+    fn f32x16_sub(self, a: __m512, b: __m512) -> __m512 {
+        unsafe { _mm512_sub_ps(a, b) }
+    }
+    #[inline(always)]
+    fn f32x16_mul(self, a: __m512, b: __m512) -> __m512 {
+        unsafe { _mm512_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    fn f32x16_uncertain(self, q: __m512, y: __m512, t: &CertainTest) -> u16 {
+        unsafe {
+            let magnitude = _mm512_abs_ps(y);
+            let inner = _mm512_fmadd_ps(
+                magnitude,
+                _mm512_set1_ps(t.relative),
+                _mm512_set1_ps(t.floor),
+            );
+            let bound = _mm512_fmadd_ps(_mm512_abs_ps(q), _mm512_set1_ps(t.slope), inner);
+            let midpoint = _mm512_or_si512(
+                _mm512_andnot_si512(_mm512_set1_epi32(t.low_mask as i32), _mm512_castps_si512(y)),
+                _mm512_set1_epi32(t.half as i32),
+            );
+            let apart = _mm512_abs_ps(_mm512_sub_ps(y, _mm512_castsi512_ps(midpoint)));
+            let distance = _mm512_min_ps(apart, _mm512_mul_ps(magnitude, _mm512_set1_ps(t.cap)));
+            !_mm512_cmp_ps_mask::<_CMP_LT_OQ>(bound, distance)
+        }
+    }
+    #[inline(always)]
+    fn f32x16_store_f32(self, v: __m512, dst: &mut [f32; 16], _stream: bool) {
+        unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
+    fn f32x16_store_f16(self, v: __m512, dst: &mut [u16; 16], stream: bool) {
+        unsafe {
+            let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(v);
+            put_u16x16(
+                _mm256_castsi256_si128(h),
+                _mm256_extracti128_si256::<1>(h),
+                dst,
+                stream,
+            );
+        }
+    }
+    #[inline(always)]
+    fn f32x16_store_bf16(self, v: __m512, dst: &mut [u16; 16], stream: bool) {
+        unsafe {
+            let h = if BF16 {
+                std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(v))
+            } else {
+                // Round to nearest-even on the bit patterns (the lanes a caller keeps are
+                // finite, normal and not midpoints), then keep the high halves.
+                let bits = _mm512_castps_si512(v);
+                let lsb = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
+                let biased =
+                    _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb);
+                _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(biased))
+            };
+            put_u16x16(
+                _mm256_castsi256_si128(h),
+                _mm256_extracti128_si256::<1>(h),
+                dst,
+                stream,
+            );
         }
     }
 }
