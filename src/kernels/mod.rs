@@ -361,6 +361,7 @@ impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
 impl<T: Element, P: row::Param> Rows<'_, T, P> {
     #[inline(always)]
     fn each_row<S: Simd, const G: bool, const B: bool>(self, s: S) {
+        let narrow_path = T::NARROW.is_some() && narrow::applies(self.layout.d);
         let params = row::RowParams {
             op: self.op,
             gamma: self.gamma,
@@ -370,12 +371,12 @@ impl<T: Element, P: row::Param> Rows<'_, T, P> {
             widen_once: self.widen_once,
             // Once per task, where the 16-bit formats' f32 path needs them.
             params_max: narrow::ParamsMax {
-                gamma: if G && T::NARROW.is_some() {
+                gamma: if G && narrow_path {
                     P::abs_max(self.gamma)
                 } else {
                     1.0
                 },
-                beta: if B && T::NARROW.is_some() {
+                beta: if B && narrow_path {
                     P::abs_max(self.beta)
                 } else {
                     0.0
