@@ -4,6 +4,9 @@
 //! * One generic row routine (`row`) over a vector of eight f64 lanes (`simd`) and a
 //!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
 //!   portable scalar code.
+//! * f16 and bf16 rows wider than 16384 compute their output in f32 (`narrow`), keeping
+//!   each value only where an error bound proves it the correct rounding, and computing the
+//!   others again on the f64 path.
 //! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
 //!   depend on the instruction set, the thread count or how rows are split among threads.
 //! * Large batches run on rayon's current thread pool.

@@ -1,7 +1,7 @@
 //! The f32 output path of the 16-bit formats: y computed in f32, sixteen lanes a vector,
 //! with no conversion to f64 and back; kept in every lane where an error bound proves that
 //! it rounds (to f16 or bf16) as the exact value does, and computed again on the f64 path
-//! ([`super::row`]) in the other lanes. The output bits are therefore those of the correct
+//! (`row`) in the other lanes. The output bits are therefore those of the correct
 //! rounding wherever the f32 path keeps a lane, and those of the f64 path elsewhere, on
 //! every instruction set (the f32 operations and the test are the same IEEE operations
 //! everywhere).

@@ -2,8 +2,9 @@
 //! format `T`: the single implementation every instruction set and dtype runs.
 //!
 //! Accuracy by design (u = 2^-53, n = d/16 the terms per partial sum):
-//! * Loads widen exactly; γ and β arrive already widened, exactly, to f64 or f32 (see
-//!   [`Param`]) and are widened exactly to f64 on load.
+//! * Loads widen exactly; γ and β arrive widened exactly to f64 or as given (see
+//!   [`Param`]) and are widened exactly to f64 on load. (f16/bf16 rows wider than
+//!   [`WIDEN_MAX_D`] compute their output in f32 instead: see [`narrow`].)
 //! * LayerNorm statistics in one pass over the row, shifted by c (the mean of the first
 //!   eight values): t = x − c, S = Σt, Q = Σt². With δ = μ − c, the variance
 //!   (Q − S²/d)/d loses at most a factor 1 + δ²/σ² to cancellation; the pass is accepted

@@ -10,6 +10,11 @@
 //! Narrowing to f16/bf16 goes through *round-to-odd* to f32 and then round-to-nearest-even
 //! to the 16-bit format: f32 keeps at least two more bits than either 16-bit format, which
 //! makes the two-step rounding equal to one correct rounding of the f64 value.
+//!
+//! The 16-bit formats' f32 output path ([`crate::kernels::narrow`]) computes in a second
+//! shape, sixteen f32 lanes (`Simd::F32x16`), under the same contract: the same IEEE
+//! binary32 operations on every path, and a certainty test ([`uncertain_lane`]) whose
+//! vector forms are compared with it bit for bit.
 
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
