@@ -224,14 +224,21 @@ pub fn normalize<'a, T: Element>(
     // (at d = 65536: 1 MiB of 2) and be read from L3. The 16-bit formats' wide rows take
     // the f32 path ([`narrow`]), which converts them with one instruction per sixteen
     // (f32 copies made once per call were slower: f16 LayerNorm, 2 threads, 64 × 65536
-    // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given). Otherwise they are widened to f64 once per call and
-    // shared by every row: the output pass loads them with no conversion. Either way the
-    // same values.
+    // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given). Otherwise they are widened to f64
+    // once per call and shared by every row: the output pass loads them with no conversion.
+    // Either way the same values.
     if layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D {
+        // Once per call, where the f32 path needs them (its rows read γ and β as given).
+        let params_max = if T::NARROW.is_some() && narrow::applies(layout.d) {
+            token.vectorize(ParamsMaxOf(params))
+        } else {
+            narrow::ParamsMax::NONE
+        };
         let params = RowsParams {
             gamma: params.gamma.unwrap_or(&[]),
             beta: params.beta.unwrap_or(&[]),
             eps: params.eps,
+            params_max,
         };
         run_rows(token, op, x, y, layout, params, options);
         return Ok(());
@@ -245,17 +252,38 @@ pub fn normalize<'a, T: Element>(
         gamma: values(&gamma, layout.d),
         beta: values(&beta, layout.d),
         eps: params.eps,
+        params_max: narrow::ParamsMax::NONE,
     };
     run_rows(token, op, x, y, layout, params, options);
     Ok(())
 }
 
-/// γ, β (widened to `P`, empty when absent) and ε.
+/// γ, β (widened to `P`, empty when absent) and ε; for the f32 path, max |γ| and |β|.
 #[derive(Clone, Copy)]
 struct RowsParams<'a, P> {
     gamma: &'a [P],
     beta: &'a [P],
     eps: f32,
+    params_max: narrow::ParamsMax,
+}
+
+/// max |γ| and |β| of a call, each in one pass compiled for the instruction set.
+struct ParamsMaxOf<'a, T>(Params<'a, T>);
+
+impl<T: Element> Vectorized for ParamsMaxOf<'_, T> {
+    type Output = narrow::ParamsMax;
+    #[inline(always)]
+    fn run<S: Simd>(self, _s: S) -> narrow::ParamsMax {
+        // Plain branches: a closure would be compiled without the instruction set.
+        let mut max = narrow::ParamsMax::NONE;
+        if let Some(g) = self.0.gamma {
+            max.gamma = T::abs_max(g);
+        }
+        if let Some(b) = self.0.beta {
+            max.beta = T::abs_max(b);
+        }
+        max
+    }
 }
 
 /// Every row, on rayon's pool when there are several tasks.
@@ -289,9 +317,7 @@ fn run_rows<T: Element, P: row::Param>(
             x: &x[first_row * layout.x_stride..],
             y: y_rows,
             layout,
-            gamma: params.gamma,
-            beta: params.beta,
-            eps: params.eps,
+            params,
             stream,
             widen_once,
         };
@@ -339,9 +365,7 @@ struct Rows<'a, T, P> {
     x: &'a [T],
     y: &'a mut [T],
     layout: Layout,
-    gamma: &'a [P],
-    beta: &'a [P],
-    eps: f32,
+    params: RowsParams<'a, P>,
     stream: bool,
     /// See `run_rows`.
     widen_once: bool,
@@ -352,7 +376,7 @@ impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
         // One monomorphization per presence of γ and β, so absent ones cost nothing.
-        match (self.gamma.is_empty(), self.beta.is_empty()) {
+        match (self.params.gamma.is_empty(), self.params.beta.is_empty()) {
             (false, false) => self.each_row::<S, true, true>(s),
             (false, true) => self.each_row::<S, true, false>(s),
             (true, false) => self.each_row::<S, false, true>(s),
@@ -364,27 +388,14 @@ impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
 impl<T: Element, P: row::Param> Rows<'_, T, P> {
     #[inline(always)]
     fn each_row<S: Simd, const G: bool, const B: bool>(self, s: S) {
-        let narrow_path = T::NARROW.is_some() && narrow::applies(self.layout.d);
         let params = row::RowParams {
             op: self.op,
-            gamma: self.gamma,
-            beta: self.beta,
-            eps: self.eps,
+            gamma: self.params.gamma,
+            beta: self.params.beta,
+            eps: self.params.eps,
             stream: self.stream,
             widen_once: self.widen_once,
-            // Once per task, where the 16-bit formats' f32 path needs them.
-            params_max: narrow::ParamsMax {
-                gamma: if G && narrow_path {
-                    P::abs_max(self.gamma)
-                } else {
-                    1.0
-                },
-                beta: if B && narrow_path {
-                    P::abs_max(self.beta)
-                } else {
-                    0.0
-                },
-            },
+            params_max: self.params.params_max,
         };
         // Buffers kept by each thread from call to call: no allocation, no zeroing.
         thread_local! {

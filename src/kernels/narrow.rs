@@ -86,7 +86,6 @@ pub(crate) struct NarrowRow {
     /// μ ≈ mean_hi + mean_lo (LayerNorm; both zero for RMSNorm, which subtracts nothing).
     pub mean_hi: f32,
     pub mean_lo: f32,
-    pub center: bool,
     /// f32(r̂).
     pub scale: f32,
     pub test: CertainTest,
@@ -127,7 +126,6 @@ pub(crate) fn layer_norm(
     constants(
         mean_hi,
         mean_lo,
-        true,
         1.05 * mean_error,
         scale,
         d,
@@ -143,7 +141,7 @@ pub(crate) fn rms_norm(
     params: ParamsMax,
     format: NarrowFormat,
 ) -> Option<NarrowRow> {
-    constants(0.0, 0.0, false, 0.0, scale, d, params, format)
+    constants(0.0, 0.0, 0.0, scale, d, params, format)
 }
 
 /// The largest magnitudes of γ (1 when absent) and β (0 when absent); NaN where one is NaN.
@@ -153,11 +151,18 @@ pub(crate) struct ParamsMax {
     pub beta: f64,
 }
 
+impl ParamsMax {
+    /// Neither γ nor β (and the value carried where the f32 path does not apply).
+    pub const NONE: ParamsMax = ParamsMax {
+        gamma: 1.0,
+        beta: 0.0,
+    };
+}
+
 #[allow(clippy::too_many_arguments)]
 fn constants(
     mean_hi: f32,
     mean_lo: f32,
-    center: bool,
     mean_error: f64,
     scale: f64,
     d: usize,
@@ -196,7 +201,6 @@ fn constants(
     Some(NarrowRow {
         mean_hi,
         mean_lo,
-        center,
         scale: scale32,
         test: CertainTest {
             slope: SLOPE as f32,
@@ -213,8 +217,8 @@ fn constants(
 /// values): y written, each vector's lanes that the f32 path cannot keep computed again on
 /// the f64 path (before the store: streamed lines are not touched again), and in `flags`
 /// the lanes the f64 stores among those reported (one byte per vector of eight, as the
-/// f64 loop records them). `CENTER`: LayerNorm's subtraction of the mean; `STREAM`:
-/// non-temporal stores; `REDO`: the kernels' pass (without it, for the tests: y as the f32
+/// f64 loop records them). The row's constants `C` say whether z subtracts the mean
+/// ([`Normalize::CENTER`]); `STREAM`: non-temporal stores; `REDO`: the kernels' pass (without it, for the tests: y as the f32
 /// path computes it everywhere, and in `flags` the lanes it cannot keep).
 pub(super) struct NarrowPass<
     'a,
@@ -223,7 +227,6 @@ pub(super) struct NarrowPass<
     C,
     const G: bool,
     const B: bool,
-    const CENTER: bool,
     const STREAM: bool,
     const REDO: bool,
 > {
@@ -245,10 +248,9 @@ impl<
         C: RowConstants,
         const G: bool,
         const B: bool,
-        const CENTER: bool,
         const STREAM: bool,
         const REDO: bool,
-    > Vectorized for NarrowPass<'_, T, P, C, G, B, CENTER, STREAM, REDO>
+    > Vectorized for NarrowPass<'_, T, P, C, G, B, STREAM, REDO>
 {
     type Output = ();
     #[inline(always)]
@@ -276,8 +278,7 @@ impl<
                 for line in 0..lines {
                     s.prefetch(next.wrapping_add(64 * line));
                     for j in line * per_line..(line + 1) * per_line {
-                        flags[j] =
-                            src.write::<S, _, G, B, CENTER, STREAM, REDO>(s, &c, j, &mut y[j]);
+                        flags[j] = src.write::<S, _, G, B, STREAM, REDO>(s, &c, j, &mut y[j]);
                     }
                 }
                 lines * per_line
@@ -285,7 +286,7 @@ impl<
             None => 0,
         };
         for j in whole..len {
-            flags[j] = src.write::<S, _, G, B, CENTER, STREAM, REDO>(s, &c, j, &mut y[j]);
+            flags[j] = src.write::<S, _, G, B, STREAM, REDO>(s, &c, j, &mut y[j]);
         }
     }
 }
@@ -315,7 +316,6 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
         N: Normalize<S>,
         const G: bool,
         const B: bool,
-        const CENTER: bool,
         const STREAM: bool,
         const REDO: bool,
     >(
@@ -326,7 +326,7 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
         y: &mut [T; 16],
     ) -> [u8; 2] {
         let x = T::load16(s, &self.x[j]);
-        let d = if CENTER {
+        let d = if N::CENTER {
             s.f32x16_sub(s.f32x16_sub(x, c.mean_hi), c.mean_lo)
         } else {
             x

@@ -243,6 +243,8 @@ impl<T: Element> Vectorized for SquaresPass<'_, T> {
 /// the statistics pass ([`Fold::prepare`]) and kept by rows widened once. Both give the same
 /// bits (z from x computes t first, the same way).
 pub(super) trait Normalize<S: Simd>: Copy {
+    /// Whether z subtracts the mean (LayerNorm), also on the f32 path ([`narrow`]).
+    const CENTER: bool;
     fn z(&self, s: S, x: S::V) -> S::V;
     fn z_prepared(&self, s: S, t: S::V) -> S::V;
 }
@@ -262,6 +264,7 @@ struct Centered<S: Simd> {
 }
 
 impl<S: Simd> Normalize<S> for Centered<S> {
+    const CENTER: bool = true;
     #[inline(always)]
     fn z(&self, s: S, x: S::V) -> S::V {
         self.z_prepared(s, s.sub(x, self.shift))
@@ -299,6 +302,7 @@ struct Scaled<S: Simd> {
 }
 
 impl<S: Simd> Normalize<S> for Scaled<S> {
+    const CENTER: bool = false;
     #[inline(always)]
     fn z(&self, s: S, x: S::V) -> S::V {
         s.mul(x, self.scale)
@@ -350,8 +354,6 @@ pub(crate) trait Param: Copy + Default + Send + Sync + 'static {
     /// Sixteen values as f32 lanes (exact: every value is an f32, f16 or bf16 one).
     fn load16<S: Simd>(s: S, v: &[Self; 16]) -> S::F32x16;
     fn to_f64(self) -> f64;
-    /// The largest magnitude (NaN if one is NaN).
-    fn abs_max(v: &[Self]) -> f64;
 }
 
 impl Param for f64 {
@@ -367,11 +369,6 @@ impl Param for f64 {
     fn to_f64(self) -> f64 {
         self
     }
-    #[inline(always)]
-    fn abs_max(v: &[f64]) -> f64 {
-        // Magnitudes order as their bit patterns, NaN above ∞.
-        f64::from_bits(v.iter().fold(0, |m, g| m.max(g.to_bits() & !(1 << 63))))
-    }
 }
 
 impl<T: Element> Param for T {
@@ -385,10 +382,6 @@ impl<T: Element> Param for T {
     }
     fn to_f64(self) -> f64 {
         T::DTYPE.to_f64(self.to_bits())
-    }
-    #[inline(always)]
-    fn abs_max(v: &[T]) -> f64 {
-        T::abs_max(v)
     }
 }
 
@@ -611,8 +604,8 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
             let y16 = yc[..2 * pairs].as_flattened_mut().as_chunks_mut::<16>().0;
             let f16 = flags[..2 * pairs].as_chunks_mut::<2>().0;
             macro_rules! narrow {
-                ($center:literal, $stream:literal) => {
-                    s.isolated(NarrowPass::<T, P, C, G, B, $center, $stream, true> {
+                ($stream:literal) => {
+                    s.isolated(NarrowPass::<T, P, C, G, B, $stream, true> {
                         x: x16,
                         gamma: g16,
                         beta: b16,
@@ -624,11 +617,10 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
                     })
                 };
             }
-            match (row.center, stream) {
-                (false, false) => narrow!(false, false),
-                (false, true) => narrow!(false, true),
-                (true, false) => narrow!(true, false),
-                (true, true) => narrow!(true, true),
+            if stream {
+                narrow!(true)
+            } else {
+                narrow!(false)
             }
             2 * pairs
         }
@@ -931,12 +923,12 @@ pub(crate) fn narrow_blocks<T: Element>(
     let mut flags = vec![[0u8; 2]; blocks];
     let (x16, g16, b16) = (x.as_chunks().0, gamma.as_chunks().0, beta.as_chunks().0);
     macro_rules! pass {
-        ($c:expr, $row:expr, $center:literal) => {{
+        ($c:expr, $row:expr) => {{
             let (c, row) = ($c, $row);
             let y16 = y.as_chunks_mut().0;
             macro_rules! with {
                 ($g:literal, $b:literal) => {
-                    NarrowPass::<T, T, _, $g, $b, $center, false, false> {
+                    NarrowPass::<T, T, _, $g, $b, false, false> {
                         x: x16,
                         gamma: g16,
                         beta: b16,
@@ -952,8 +944,8 @@ pub(crate) fn narrow_blocks<T: Element>(
             match (gamma.is_empty(), beta.is_empty()) {
                 (false, false) => with!(true, true),
                 (false, true) => with!(true, false),
+                (true, false) => with!(false, true),
                 (true, true) => with!(false, false),
-                (true, false) => unimplemented!("the tests give β only with γ"),
             }
         }};
     }
@@ -965,18 +957,14 @@ pub(crate) fn narrow_blocks<T: Element>(
                 mean_shifted: stats.mean_shifted,
                 scale: 1.0 / (stats.var + eps as f64).sqrt(),
             };
-            pass!(
-                c,
-                narrow::layer_norm(&stats, c.scale, d, params, format)?,
-                true
-            )
+            pass!(c, narrow::layer_norm(&stats, c.scale, d, params, format)?)
         }
         Op::RmsNorm => {
             let sum_sq = s.isolated(SquaresPass { x, wide: &mut [] });
             let c = ScaledConstants {
                 scale: 1.0 / (sum_sq / d as f64 + eps as f64).sqrt(),
             };
-            pass!(c, narrow::rms_norm(c.scale, d, params, format)?, false)
+            pass!(c, narrow::rms_norm(c.scale, d, params, format)?)
         }
     }
     let reported = flags
