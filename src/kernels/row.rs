@@ -875,7 +875,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     p: &RowParams<'_, P>,
     scratch: &mut Scratch,
 ) {
-    let d = row.x.len() as f64;
+    let d = row.x.len();
     prepare_wide(&mut scratch.wide, row.x.len(), p.widen_once);
     let sum_sq = s.isolated(SquaresPass {
         x: row.x,
@@ -885,9 +885,8 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
         return fill_nan(row.y);
     }
     let c = ScaledConstants {
-        scale: 1.0 / (sum_sq / d + p.eps as f64).sqrt(),
+        scale: 1.0 / (sum_sq / d as f64 + p.eps as f64).sqrt(),
     };
-    let d = row.x.len();
     let narrow = T::NARROW
         .filter(|_| narrow::applies(d))
         .and_then(|f| narrow::rms_norm(c.scale, d, p.params_max, f));
