@@ -230,3 +230,60 @@ fn wide_16_bit_rows_are_correctly_rounded() {
         }
     }
 }
+
+/// Rows where the f64 value's error is not a few ulps of itself, each against the exact
+/// reference, in every format and both ops:
+/// * y = γ·z + β cancelling by 2^40 and more: a constant row with ε = 1e-12 (z = 1 − ε/2
+///   to within f64's resolution) and β = −γ. The f64 path once kept such values: f32
+///   RMSNorm of x = 3 came out 13106 ulps off.
+/// * outputs on a midpoint of the subnormal range's fixed grid, where the midpoint test of
+///   the normal range does not apply: z = ±½ exactly to within 2^-62 (x = [1 × 7, 5],
+///   ε = 2^-60) and γ, β one subnormal step: the exact y lies just above the midpoint
+///   between 0 and that step. Every format rounded it to 0 (1 ulp off).
+#[test]
+fn cancelling_and_subnormal_outputs_are_correctly_rounded() {
+    let cases = |dt: Dtype| -> Vec<(Op, Vec<f64>, f64, f64, f32)> {
+        let tiny = dt.min_positive_subnormal();
+        let mut v = Vec::new();
+        for (xv, eps) in [(1.0, 1e-12f32), (3.0, 1e-12), (0.7, 1e-9), (1.0, 1e-10)] {
+            let alternating = (0..64).map(|i| if i % 2 == 0 { xv } else { -xv }).collect();
+            v.push((Op::LayerNorm, alternating, 1.0, -1.0, eps));
+            v.push((Op::RmsNorm, vec![xv; 64], 1.0, -1.0, eps));
+        }
+        let mut spiked = vec![1.0; 8];
+        spiked[7] = 5.0;
+        v.push((Op::RmsNorm, spiked, -tiny, tiny, 2f32.powi(-60)));
+        v
+    };
+    for dt in [Dtype::F32, Dtype::F16, Dtype::BF16] {
+        for (op, xs, g, b, eps) in cases(dt) {
+            let d = xs.len();
+            let x: Vec<u64> = xs.iter().map(|&v| dt.round_f64(v)).collect();
+            let (gamma, beta) = (vec![dt.round_f64(g); d], vec![dt.round_f64(b); d]);
+            assert_eq!(dt.to_f64(gamma[0]), g, "{dt}: γ must be exact");
+            let problem = Problem {
+                op,
+                dtype: dt,
+                eps: Eps::from_f32(eps).unwrap(),
+                convention: EpsConvention::Inside,
+                rows: 1,
+                d,
+                x: x.clone(),
+                gamma: Some(gamma.clone()),
+                beta: Some(beta.clone()),
+            };
+            let got = Native::default().run(&problem).unwrap();
+            let want = reference_row(op, dt, &x, Some(&gamma), Some(&beta), eps);
+            for i in 0..d {
+                assert!(
+                    got[i] == want[i] || dt.to_f64(got[i]) == dt.to_f64(want[i]),
+                    "{op} {dt} x={} eps={eps:e}: element {i} got {} want {} ({} ulps)",
+                    xs[0],
+                    dt.hex(got[i]),
+                    dt.hex(want[i]),
+                    dt.ulp_distance(got[i], want[i])
+                );
+            }
+        }
+    }
+}

@@ -227,13 +227,10 @@ pub fn normalize<'a, T: Element>(
     // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given). Otherwise they are widened to f64
     // once per call and shared by every row: the output pass loads them with no conversion.
     // Either way the same values.
+    // max |γ| and |β|, once per call: the f64 path's certainty filter (and the f32 path's
+    // bound) take them as bounds of every lane's.
+    let params_max = token.vectorize(ParamsMaxOf(params));
     if layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D {
-        // Once per call, where the f32 path needs them (its rows read γ and β as given).
-        let params_max = if T::NARROW.is_some() && narrow::applies(layout.d) {
-            token.vectorize(ParamsMaxOf(params))
-        } else {
-            narrow::ParamsMax::NONE
-        };
         let params = RowsParams {
             gamma: params.gamma.unwrap_or(&[]),
             beta: params.beta.unwrap_or(&[]),
@@ -252,13 +249,13 @@ pub fn normalize<'a, T: Element>(
         gamma: values(&gamma, layout.d),
         beta: values(&beta, layout.d),
         eps: params.eps,
-        params_max: narrow::ParamsMax::NONE,
+        params_max,
     };
     run_rows(token, op, x, y, layout, params, options);
     Ok(())
 }
 
-/// γ, β (widened to `P`, empty when absent) and ε; for the f32 path, max |γ| and |β|.
+/// γ, β (widened to `P`, empty when absent), ε, and max |γ| and |β|.
 #[derive(Clone, Copy)]
 struct RowsParams<'a, P> {
     gamma: &'a [P],

@@ -113,10 +113,9 @@ impl std::str::FromStr for Isa {
 /// Contract, shared by every implementation: each arithmetic method is the lane-wise IEEE
 /// binary64 operation with round-to-nearest-even (`fma` with a single rounding); loads
 /// widen exactly. A store writes each lane rounded to nearest-even in its format and
-/// returns the lanes that need a second look: every lane within [`NEAR_TIE_ULPS`] f64-ulps
-/// of a rounding midpoint of the format is among them, and only in returned lanes may the
-/// written value be other than the correctly rounded one (callers rewrite those with
-/// [`crate::dtype::Dtype::round_f64`]).
+/// returns the lanes where the written value may be other than the correctly rounded one
+/// (callers rewrite those with [`crate::dtype::Dtype::round_f64`]); whether the f64 value
+/// itself is close enough to round as the exact one does is [`Simd::uncertain`]'s question.
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
     /// Runs `k` in a function of its own, compiled for this instruction set and not inlined
@@ -153,11 +152,8 @@ pub trait Simd: Copy + Send + Sync {
     fn fence(self) {}
     /// Asks for the cache line holding `p` (a hint; it never faults, whatever the address).
     fn prefetch(self, _p: *const u8) {}
-    /// Bit l set where lane l's bit pattern, in its low `half_bit + 1` bits, lies in
-    /// [h − w, h + w), h = `1 << half_bit`, for a power of two w ≤ h: an f64 within w ulps
-    /// of a rounding midpoint of a format whose significand has 52 − half_bit bits (in its
-    /// normal range). See [`near_midpoint_lane`].
-    fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8;
+    /// Bit l set where lane l is [`near_lane`] (the f64 path's cheap certainty filter).
+    fn near(self, y: Self::V, f: &NearFilter) -> u8;
 
     /// Sixteen f32 lanes: the vector of the 16-bit formats' f32 output path
     /// ([`crate::kernels::narrow`]). Same contract: lane-wise IEEE binary32 operations,
@@ -276,39 +272,51 @@ macro_rules! portable_f32x16 {
 #[cfg_attr(not(target_arch = "aarch64"), allow(unused_imports))]
 pub(crate) use portable_f32x16;
 
-/// Distance (in f64 ulps of the value) from a rounding midpoint of the output format
-/// within which a store reports a lane (and the kernels decide it exactly): the window is
-/// [midpoint − 32, midpoint + 32) ulps. A power of two, so that the test is one addition
-/// and one bit test (see [`near_midpoint_lane`]); it was 16 on both sides (inclusive),
-/// tested with three vector operations.
-pub const NEAR_TIE_ULPS: u64 = 32;
-
-/// `half_bit` of [`Simd::near_midpoint`] for f32, f16 and bf16 (52 − significand bits).
-pub const HALF_BIT_F32: u32 = 28;
-pub const HALF_BIT_F16: u32 = 41;
-pub const HALF_BIT_BF16: u32 = 44;
-
-/// The scalar definition of [`Simd::near_midpoint`] for one lane: whether the low
-/// `half_bit + 1` bits of x's pattern lie in [h − w, h + w), h = `1 << half_bit`.
-#[inline(always)]
-pub fn near_midpoint_lane(x: f64, half_bit: u32, w: u64) -> bool {
-    let (offset, mask) = near_midpoint_constants(half_bit, w);
-    x.to_bits().wrapping_add(offset) & mask == 0
+/// The f64 path's per-vector certainty filter (see [`crate::kernels::row`], which derives
+/// `small`): a lane passes when its bits, in their low `half_bit + 1` bits, lie outside
+/// [h − w, h + w) (h = 2^half_bit: at least w f64-ulps from the midpoint of the format's
+/// interval that holds it), and |y| ≥ `small`. NaN never passes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NearFilter {
+    /// w − h, added to the whole pattern (what carries into the higher bits is masked
+    /// off), and the bits [log2(2w), half_bit] that must not all be zero: low + w − h
+    /// (mod 2h) is below 2w exactly when low ∈ [h − w, h + w).
+    pub offset: u64,
+    pub mask: u64,
+    pub small: f64,
+    /// The format is f16 (bf16), whose stores on the AVX-512 paths (bf16: with
+    /// AVX512-BF16) report every lane within 2^28 f64-ulps of a midpoint (their f32 is the
+    /// midpoint itself), a wider window than the filter's: those paths test |y| ≥ small
+    /// only. The other paths ignore them.
+    pub f16: bool,
+    pub bf16: bool,
+    /// And f16 rows whose `small` is at most 2^-14, where the f16 store's report of every
+    /// nonzero lane below 2^-14 covers the rest: the AVX-512 paths skip the filter.
+    pub f16_store_covers: bool,
 }
 
-/// The two constants of the near-midpoint test: with the low bits `low` of the pattern
-/// (h = `1 << half_bit`, w a power of two ≤ h), low + w − h (mod 2h) is below 2w exactly
-/// when low ∈ [h − w, h + w) (below h − w it wraps to at least h + w ≥ 2w; from h + w on
-/// it is at least 2w and below 2h). So: add `offset` = w − h to the whole pattern (what
-/// carries into the higher bits is masked off), and test that the bits `mask` = [log2(2w),
-/// half_bit] of the sum are all zero.
+impl NearFilter {
+    /// The filter for a format with `half_bit` (52 − significand bits) and window w (a
+    /// power of two ≤ 2^half_bit) f64-ulps.
+    pub fn new(half_bit: u32, w: u64, small: f64) -> NearFilter {
+        assert!(w.is_power_of_two() && w <= 1 << half_bit);
+        NearFilter {
+            offset: w.wrapping_sub(1 << half_bit),
+            mask: ((2u64 << half_bit) - 1) & !(2 * w - 1),
+            small,
+            f16: false,
+            bf16: false,
+            f16_store_covers: false,
+        }
+    }
+}
+
+/// The scalar definition of [`Simd::near`] for one lane.
 #[inline(always)]
-pub fn near_midpoint_constants(half_bit: u32, w: u64) -> (u64, u64) {
-    debug_assert!(w.is_power_of_two() && w <= 1 << half_bit);
-    (
-        w.wrapping_sub(1 << half_bit),
-        ((2u64 << half_bit) - 1) & !(2 * w - 1),
-    )
+pub fn near_lane(y: f64, f: &NearFilter) -> bool {
+    let in_window = y.to_bits().wrapping_add(f.offset) & f.mask == 0;
+    let large = y.abs() >= f.small;
+    in_window || !large
 }
 
 /// The portable path: plain arrays, `f64::mul_add` (a true fused multiply-add on every
@@ -369,23 +377,21 @@ impl Simd for Scalar {
     #[inline(always)]
     fn store_f32(self, v: [f64; 8], dst: &mut [f32; 8]) -> u8 {
         *dst = v.map(|x| x as f32);
-        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
+        0
     }
     #[inline(always)]
     fn store_f16(self, v: [f64; 8], dst: &mut [u16; 8]) -> u8 {
         *dst = v.map(|x| f16_bits_from_odd_f32(f32_round_to_odd(x)));
-        self.near_midpoint(v, HALF_BIT_F16, NEAR_TIE_ULPS)
+        0
     }
     #[inline(always)]
     fn store_bf16(self, v: [f64; 8], dst: &mut [u16; 8]) -> u8 {
         *dst = v.map(|x| bf16_bits_from_odd_f32(f32_round_to_odd(x).to_bits()));
-        self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
+        0
     }
     #[inline(always)]
-    fn near_midpoint(self, v: [f64; 8], half_bit: u32, w: u64) -> u8 {
-        v.iter().enumerate().fold(0u8, |m, (l, &x)| {
-            m | ((near_midpoint_lane(x, half_bit, w) as u8) << l)
-        })
+    fn near(self, y: [f64; 8], f: &NearFilter) -> u8 {
+        (0..8).fold(0u8, |m, l| m | ((near_lane(y[l], f) as u8) << l))
     }
     portable_f32x16!();
 }
@@ -552,45 +558,42 @@ mod tests {
         }
         let (mut h, mut f) = ([0u16; 8], [0f32; 8]);
         let lanes = s.to_array(va);
-        // What a caller keeps: flagged lanes rewritten with the correct rounding, and the
-        // near-tie lanes among them.
+        // What a caller keeps: flagged lanes rewritten with the correct rounding.
         let settle = |dt: Dtype, flagged: u8, bits: &mut [u64; 8]| {
-            let mut near = 0u8;
             for l in 0..8 {
                 if flagged & (1 << l) != 0 {
                     bits[l] = dt.round_f64(lanes[l]);
-                    let half_bit = 52 - dt.precision() as u32;
-                    near |= (near_midpoint_lane(lanes[l], half_bit, NEAR_TIE_ULPS) as u8) << l;
                 }
             }
-            near
         };
         let flagged = s.store_f16(va, &mut h);
         let mut bits = h.map(u64::from);
-        let near = settle(Dtype::F16, flagged, &mut bits);
+        settle(Dtype::F16, flagged, &mut bits);
         out.extend(bits);
-        out.push(near as u64);
         let settled = bits.map(|b| b as u16);
         let back = s.to_array(s.load_f16(&settled));
         out.extend(back.map(f64::to_bits));
         let flagged = s.store_bf16(va, &mut h);
         let mut bits = h.map(u64::from);
-        let near = settle(Dtype::BF16, flagged, &mut bits);
+        settle(Dtype::BF16, flagged, &mut bits);
         out.extend(bits);
-        out.push(near as u64);
         let settled = bits.map(|b| b as u16);
         out.extend(s.to_array(s.load_bf16(&settled)).map(f64::to_bits));
         let flagged = s.store_f32(va, &mut f);
         let mut bits = f.map(|x| x.to_bits() as u64);
-        let near = settle(Dtype::F32, flagged, &mut bits);
+        settle(Dtype::F32, flagged, &mut bits);
         out.extend(bits);
-        out.push(near as u64);
         let settled = bits.map(|b| f32::from_bits(b as u32));
         out.extend(s.to_array(s.load_f32(&settled)).map(f64::to_bits));
-        for half_bit in [28, 41, 44] {
-            for w in [1, NEAR_TIE_ULPS] {
-                out.push(s.near_midpoint(va, half_bit, w) as u64);
-                out.push(s.near_midpoint(vc, half_bit, w) as u64);
+        // The certainty filter with each format's half bit, two windows, and thresholds
+        // that cut through the lanes (NaN lanes included).
+        for half_bit in [28u32, 41, 44] {
+            for w in [32u64, 1 << 16] {
+                for small in [0.0, 1e-3, f64::MAX] {
+                    let f = NearFilter::new(half_bit, w, small);
+                    out.push(s.near(va, &f) as u64);
+                    out.push(s.near(vc, &f) as u64);
+                }
             }
         }
         out.extend(run_f32x16(s, a, b, c));

@@ -3,10 +3,7 @@
 //! f16 conversions go through the portable per-lane code (the NEON f16 intrinsics are not
 //! stable Rust); f32 → odd uses FCVTXN, the hardware's own round-to-odd narrowing.
 
-use super::{
-    f16_bits_from_odd_f32, near_midpoint_constants, Scalar, Simd, HALF_BIT_BF16, HALF_BIT_F16,
-    HALF_BIT_F32, NEAR_TIE_ULPS,
-};
+use super::{f16_bits_from_odd_f32, NearFilter, Scalar, Simd};
 use crate::kernels::Vectorized;
 use std::arch::aarch64::*;
 
@@ -142,7 +139,7 @@ impl Simd for Neon {
             vst1q_f32(dst.as_mut_ptr(), lo);
             vst1q_f32(dst.as_mut_ptr().add(4), hi);
         }
-        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
+        0
     }
     #[inline(always)]
     fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
@@ -153,7 +150,7 @@ impl Simd for Neon {
             vst1q_u32(bits.as_mut_ptr().add(4), hi);
         }
         *dst = bits.map(|b| f16_bits_from_odd_f32(f32::from_bits(b)));
-        self.near_midpoint(v, HALF_BIT_F16, NEAR_TIE_ULPS)
+        0
     }
     #[inline(always)]
     fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
@@ -164,23 +161,12 @@ impl Simd for Neon {
                 vcombine_u16(bf16_from_odd(lo), bf16_from_odd(hi)),
             );
         }
-        self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
+        0
     }
     #[inline(always)]
-    fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8 {
-        // One addition and one bit test per register (see `near_midpoint_constants`).
-        let (offset, mask) = near_midpoint_constants(half_bit, w);
-        let mut near = 0u8;
-        for (r, reg) in v.iter().enumerate() {
-            unsafe {
-                let sum = vaddq_u64(vreinterpretq_u64_f64(*reg), vdupq_n_u64(offset));
-                // All ones where a bit of `mask` is set: outside the window.
-                let outside = vtstq_u64(sum, vdupq_n_u64(mask));
-                near |= ((!vgetq_lane_u64::<0>(outside) & 1) as u8) << (2 * r);
-                near |= ((!vgetq_lane_u64::<1>(outside) & 1) as u8) << (2 * r + 1);
-            }
-        }
-        near
+    fn near(self, y: Self::V, f: &NearFilter) -> u8 {
+        // The portable definition, lane by lane (aarch64 is neither tuned nor measured here).
+        Scalar.near(self.to_array(y), f)
     }
     // The f32 output path on plain arrays (the compiler vectorizes the arithmetic; the f16
     // conversions are per lane, as in `load_f16`).

@@ -5,10 +5,7 @@
 //! the tokens are constructed only after runtime detection, which is what makes the
 //! `unsafe` intrinsic calls sound.
 
-use super::{
-    near_midpoint_constants, CertainTest, Simd, HALF_BIT_BF16, HALF_BIT_F16, HALF_BIT_F32,
-    NEAR_TIE_ULPS,
-};
+use super::{CertainTest, NearFilter, Simd};
 use crate::kernels::Vectorized;
 use std::arch::x86_64::*;
 
@@ -188,15 +185,15 @@ unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
     }
 }
 
-/// Four lanes of `near_midpoint`: the sum's bits `mask` must all be zero (see
-/// `near_midpoint_constants`).
+/// Four lanes of `near_lane` (see `NearFilter`).
 #[inline(always)]
-unsafe fn near_midpoint_x4(v: __m256d, half_bit: u32, w: u64) -> u8 {
-    let (offset, mask) = near_midpoint_constants(half_bit, w);
-    let sum = _mm256_add_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x(offset as i64));
-    let masked = _mm256_and_si256(sum, _mm256_set1_epi64x(mask as i64));
-    let inside = _mm256_cmpeq_epi64(masked, _mm256_setzero_si256());
-    _mm256_movemask_pd(_mm256_castsi256_pd(inside)) as u8
+unsafe fn near_x4(y: __m256d, f: &NearFilter) -> u8 {
+    let sum = _mm256_add_epi64(_mm256_castpd_si256(y), _mm256_set1_epi64x(f.offset as i64));
+    let masked = _mm256_and_si256(sum, _mm256_set1_epi64x(f.mask as i64));
+    let in_window = _mm256_cmpeq_epi64(masked, _mm256_setzero_si256());
+    let magnitude = _mm256_and_pd(y, _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX)));
+    let small = _mm256_cmp_pd::<_CMP_NGE_UQ>(magnitude, _mm256_set1_pd(f.small));
+    _mm256_movemask_pd(_mm256_or_pd(_mm256_castsi256_pd(in_window), small)) as u8
 }
 
 /// Eight lanes of `uncertain_lane` (see `CertainTest`).
@@ -232,21 +229,21 @@ impl Avx2 {
     unsafe fn f32_out(self, v: (__m256d, __m256d), dst: &mut [f32; 8], stream: bool) -> u8 {
         let f = _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0));
         put_f32x8(f, dst, stream);
-        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
+        0
     }
 
     #[inline(always)]
     unsafe fn f16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) -> u8 {
         let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
         put_u16x8(f16_from_odd(bits), dst, stream);
-        self.near_midpoint(v, HALF_BIT_F16, NEAR_TIE_ULPS)
+        0
     }
 
     #[inline(always)]
     unsafe fn bf16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) -> u8 {
         let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
         put_u16x8(bf16_from_odd(bits), dst, stream);
-        self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS)
+        0
     }
 }
 
@@ -357,8 +354,8 @@ impl Simd for Avx2 {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
     }
     #[inline(always)]
-    fn near_midpoint(self, v: Self::V, half_bit: u32, w: u64) -> u8 {
-        unsafe { near_midpoint_x4(v.0, half_bit, w) | (near_midpoint_x4(v.1, half_bit, w) << 4) }
+    fn near(self, y: Self::V, f: &NearFilter) -> u8 {
+        unsafe { near_x4(y.0, f) | (near_x4(y.1, f) << 4) }
     }
     type F32x16 = (__m256, __m256);
     #[inline(always)]
@@ -439,7 +436,7 @@ impl<const BF16: bool> Avx512<BF16> {
     #[inline(always)]
     unsafe fn f32_out(self, v: __m512d, dst: &mut [f32; 8], stream: bool) -> u8 {
         put_f32x8(_mm512_cvtpd_ps(v), dst, stream);
-        self.near_midpoint(v, HALF_BIT_F32, NEAR_TIE_ULPS)
+        0
     }
 
     #[inline(always)]
@@ -447,7 +444,9 @@ impl<const BF16: bool> Avx512<BF16> {
         // f64 → f32 → f16, both to nearest-even: equal to one rounding except where the
         // f32 lands exactly on an f16 midpoint (low 13 bits 0x1000 in the normal range;
         // below 2^-14 the f16 grid is fixed, so those lanes are reported whole). Every lane
-        // near a midpoint is among the reported ones: its f32 is the midpoint itself.
+        // within 2^28 f64-ulps of a midpoint is among the reported ones (its f32 is the
+        // midpoint itself), and so is every nonzero lane below 2^-14: the certainty filter
+        // with that window and threshold (`NearFilter::f16_store_covers`).
         let nearest = _mm512_cvtpd_ps(v);
         put_u16x8(
             _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(nearest),
@@ -470,7 +469,7 @@ impl<const BF16: bool> Avx512<BF16> {
     unsafe fn bf16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool) -> u8 {
         if !BF16 {
             put_u16x8(bf16_from_odd(odd_f32_bits_x8(v)), dst, stream);
-            return self.near_midpoint(v, HALF_BIT_BF16, NEAR_TIE_ULPS);
+            return 0;
         }
         // f64 → f32 → bf16, both to nearest-even. The two roundings equal one except where
         // the f32 lands exactly on a bf16 midpoint (low half 0x8000); VCVTNEPS2BF16 also
@@ -597,12 +596,24 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
     }
     #[inline(always)]
-    fn near_midpoint(self, v: __m512d, half_bit: u32, w: u64) -> u8 {
-        // One addition and one bit test (see `near_midpoint_constants`).
-        let (offset, mask) = near_midpoint_constants(half_bit, w);
+    fn near(self, y: __m512d, f: &NearFilter) -> u8 {
+        if f.f16_store_covers {
+            return 0;
+        }
+        // One comparison of |y|, and (where the store does not report the window) one
+        // addition and one bit test.
         unsafe {
-            let sum = _mm512_add_epi64(_mm512_castpd_si512(v), _mm512_set1_epi64(offset as i64));
-            _mm512_testn_epi64_mask(sum, _mm512_set1_epi64(mask as i64))
+            let magnitude = _mm512_castsi512_pd(_mm512_and_si512(
+                _mm512_castpd_si512(y),
+                _mm512_set1_epi64(i64::MAX),
+            ));
+            let small = _mm512_cmp_pd_mask::<_CMP_NGE_UQ>(magnitude, _mm512_set1_pd(f.small));
+            // bf16 stores report the window only with AVX512-BF16; f16 stores always.
+            if f.f16 || (BF16 && f.bf16) {
+                return small;
+            }
+            let sum = _mm512_add_epi64(_mm512_castpd_si512(y), _mm512_set1_epi64(f.offset as i64));
+            small | _mm512_testn_epi64_mask(sum, _mm512_set1_epi64(f.mask as i64))
         }
     }
     type F32x16 = __m512;
