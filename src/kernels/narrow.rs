@@ -152,7 +152,7 @@ pub(crate) struct ParamsMax {
 }
 
 impl ParamsMax {
-    /// Neither γ nor β (and the value carried where the f32 path does not apply).
+    /// Neither γ nor β.
     pub const NONE: ParamsMax = ParamsMax {
         gamma: 1.0,
         beta: 0.0,

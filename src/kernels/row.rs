@@ -306,8 +306,9 @@ pub(super) trait Normalize<S: Simd>: Copy {
 /// max(2^emin, floor/((W − 64)·u)), floor = RELATIVE·max|β| + max|γ|·absolute over the
 /// call. Then the bound is below RELATIVE·|ŷ| + (W − 64)·u·|ŷ| < W·u·|ŷ| < W ulps of ŷ:
 /// less than the distance to any midpoint (those of the lower binade are at least
-/// 2^(half_bit − 1) ulps away, and W ≤ 2^(half_bit − 1)). The lanes that fail it get the test itself,
-/// lane by lane ([`needs_exact`]), and go to the exact reference if they fail that.
+/// 2^(half_bit − 1) ulps away, and W ≤ 2^(half_bit − 1)). The lanes that fail it get the
+/// test itself, lane by lane ([`needs_exact`]), and go to the exact reference if they fail
+/// that.
 pub(crate) const RELATIVE: f64 = 32.0 * U;
 pub(crate) const ABSOLUTE_MEAN: f64 = 4.0;
 pub(crate) const ABSOLUTE_SPREAD: f64 = 1.0;
@@ -319,6 +320,12 @@ const U: f64 = 1.0 / (1u64 << 53) as f64;
 /// of its lanes, about two per row of 4096); f16: 2^23; bf16: 2^24 (below 1e-5).
 fn window(half_bit: u32) -> u64 {
     1 << ((half_bit + 5) / 2).min(half_bit - 1)
+}
+
+/// The least |ŷ| for which a window of w ulps covers the bound's `floor`: floor/((w − 64)·u),
+/// rounded up by far more than the few roundings in and around it.
+fn covered_from(floor: f64, w: u64) -> f64 {
+    floor / ((w - 64) as f64 * U) * (1.0 + 1e-9)
 }
 
 /// The test itself for one lane: whether ŷ = `y` rounds (to the output format) as the
@@ -370,7 +377,7 @@ impl CheckConstants {
         // Rounded up by far more than the few roundings above and below; NaN (a NaN in γ
         // or β) fails every lane, as it should.
         let w = window(T::HALF_ULP_BIT);
-        let small = (floor / ((w - 64) as f64 * U) * (1.0 + 1e-9)).max(pow2(T::DTYPE.emin()));
+        let small = covered_from(floor, w).max(pow2(T::DTYPE.emin()));
         let mut filter = NearFilter::new(
             T::HALF_ULP_BIT,
             w,
@@ -383,15 +390,15 @@ impl CheckConstants {
         // rounds to zero too.
         filter.f16 = T::DTYPE == crate::dtype::Dtype::F16;
         filter.bf16 = T::DTYPE == crate::dtype::Dtype::BF16;
-        filter.f16_store_covers = T::DTYPE == crate::dtype::Dtype::F16
-            && floor / (((1u64 << 28) - 64) as f64 * U) * (1.0 + 1e-9) <= pow2(-14);
+        filter.f16_store_covers =
+            T::DTYPE == crate::dtype::Dtype::F16 && covered_from(floor, 1 << 28) <= pow2(-14);
         CheckConstants { absolute, filter }
     }
 }
 
 /// The two terms of the bound (size, floor) of each lane of ŷ = `y`, γ = `g`, β = `b`
-/// (those absent ignored): bound = fma(size, RELATIVE, floor).
-fn bound_terms<const CENTER: bool, const G: bool, const B: bool>(
+/// (those absent ignored): bound = fma(size, RELATIVE, floor). RMSNorm's `absolute` is 0.
+fn bound_terms<const G: bool, const B: bool>(
     c: &CheckConstants,
     y: [f64; 8],
     g: [f64; 8],
@@ -405,10 +412,12 @@ fn bound_terms<const CENTER: bool, const G: bool, const B: bool>(
         }
     });
     // |γ| = 1 where there is no γ.
-    let floor = std::array::from_fn(|l| match (CENTER, G) {
-        (true, true) => g[l].abs() * c.absolute,
-        (true, false) => c.absolute,
-        (false, _) => 0.0,
+    let floor = std::array::from_fn(|l| {
+        if G {
+            g[l].abs() * c.absolute
+        } else {
+            c.absolute
+        }
     });
     (size, floor)
 }
@@ -634,7 +643,8 @@ pub(crate) struct RowParams<'a, P> {
     /// Widen rows once (up to [`WIDEN_MAX_D`]): the statistics pass keeps the widened row
     /// for the output pass (see `run_rows`).
     pub widen_once: bool,
-    /// max |γ| and |β|, for the f32 path of the 16-bit formats ([`narrow`]).
+    /// max |γ| and |β| of the call: the f64 path's certainty filter, and the f32 path of
+    /// the 16-bit formats ([`narrow`]).
     pub params_max: narrow::ParamsMax,
 }
 
@@ -960,12 +970,7 @@ fn second_look<T: Element, C: RowConstants, const G: bool, const B: bool>(
     near_ties: &mut Vec<u32>,
 ) {
     let [y, g, b] = lanes;
-    let center = <C::N<super::simd::Scalar> as Normalize<super::simd::Scalar>>::CENTER;
-    let (size, floor) = if center {
-        bound_terms::<true, G, B>(c.check(), y, g, b)
-    } else {
-        bound_terms::<false, G, B>(c.check(), y, g, b)
-    };
+    let (size, floor) = bound_terms::<G, B>(c.check(), y, g, b);
     for (l, o) in out.iter_mut().enumerate() {
         if flagged & (1 << l) != 0 {
             *o = T::from_bits(T::DTYPE.round_f64(y[l]));
@@ -1406,11 +1411,7 @@ mod bound_tests {
             let g = s.load_f32(gamma[at.clone()].try_into().unwrap());
             let b = s.load_f32(beta[at].try_into().unwrap());
             let out = affine::<Scalar, true, true>(s, z, g, b);
-            let (sz, fl) = if <C::N<Scalar> as Normalize<Scalar>>::CENTER {
-                bound_terms::<true, true, true>(c.check(), out, g, b)
-            } else {
-                bound_terms::<false, true, true>(c.check(), out, g, b)
-            };
+            let (sz, fl) = bound_terms::<true, true>(c.check(), out, g, b);
             y.extend(out);
             size.extend(sz);
             floor.extend(fl);
