@@ -2,7 +2,7 @@
 //! to f64 lanes on load and rounded once (correctly) on store.
 
 use super::narrow::NarrowFormat;
-use super::simd::Simd;
+use super::simd::{NearFilter, Simd};
 use crate::dtype::Dtype;
 use half::{bf16, f16};
 
@@ -35,10 +35,11 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// The largest magnitude among the values (NaN if one is NaN).
     fn abs_max(v: &[Self]) -> f64;
     /// Eight f64 lanes, each rounded to nearest-even in this format, except perhaps in
-    /// the lanes returned (see [`Simd`]'s contract).
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8]) -> u8;
+    /// the lanes returned, which also hold those that the filter `f` does not pass (see
+    /// [`Simd`]'s contract).
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8], f: &NearFilter) -> u8;
     /// `store` with a non-temporal hint; `dst` must be 16-byte aligned.
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8]) -> u8;
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8], f: &NearFilter) -> u8;
     /// The value with these raw bits (the low `DTYPE.bits()` bits).
     fn from_bits(bits: u64) -> Self;
     fn to_bits(self) -> u64;
@@ -67,12 +68,12 @@ impl Element for f32 {
         f32::from_bits(bits) as f64
     }
     #[inline(always)]
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8]) -> u8 {
-        s.store_f32(v, dst)
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
+        s.store_f32(v, dst, f)
     }
     #[inline(always)]
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8]) -> u8 {
-        s.stream_f32(v, dst)
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
+        s.stream_f32(v, dst, f)
     }
     fn from_bits(bits: u64) -> Self {
         f32::from_bits(bits as u32)
@@ -132,12 +133,12 @@ impl Element for f16 {
         f16::from_bits(abs_max_bits(v)).to_f64()
     }
     #[inline(always)]
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8]) -> u8 {
-        s.store_f16(v, bits_of_mut(dst))
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8], f: &NearFilter) -> u8 {
+        s.store_f16(v, bits_of_mut(dst), f)
     }
     #[inline(always)]
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8]) -> u8 {
-        s.stream_f16(v, bits_of_mut(dst))
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f16; 8], f: &NearFilter) -> u8 {
+        s.stream_f16(v, bits_of_mut(dst), f)
     }
     fn from_bits(bits: u64) -> Self {
         f16::from_bits(bits as u16)
@@ -172,12 +173,12 @@ impl Element for bf16 {
         bf16::from_bits(abs_max_bits(v)).to_f64()
     }
     #[inline(always)]
-    fn store<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8]) -> u8 {
-        s.store_bf16(v, bits_of_mut(dst))
+    fn store<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8], f: &NearFilter) -> u8 {
+        s.store_bf16(v, bits_of_mut(dst), f)
     }
     #[inline(always)]
-    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8]) -> u8 {
-        s.stream_bf16(v, bits_of_mut(dst))
+    fn stream<S: Simd>(s: S, v: S::V, dst: &mut [bf16; 8], f: &NearFilter) -> u8 {
+        s.stream_bf16(v, bits_of_mut(dst), f)
     }
     fn from_bits(bits: u64) -> Self {
         bf16::from_bits(bits as u16)

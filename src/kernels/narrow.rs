@@ -47,7 +47,7 @@
 //! nearly every lane on the f32 path.
 
 use super::element::Element;
-use super::row::{self, affine, CenteredStats, Normalize, Param, RowConstants, WIDEN_MAX_D};
+use super::row::{affine, CenteredStats, Normalize, Param, RowConstants, WIDEN_MAX_D};
 use super::simd::{CertainTest, Simd};
 use super::Vectorized;
 
@@ -376,7 +376,7 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
             let x8: &[T; 8] = self.x[j][at.clone()].try_into().expect("8 lanes");
             let value = affine::<S, G, B>(s, c.wide.z(s, T::load(s, x8)), g, b);
             let mut again = [T::default(); 8];
-            *r = (T::store(s, value, &mut again) | row::near(s, &c.wide, value)) & lanes;
+            *r = T::store(s, value, &mut again, c.wide.filter()) & lanes;
             for (l, v) in again.into_iter().enumerate() {
                 if lanes & (1 << l) != 0 {
                     block[8 * half + l] = v;

@@ -18,10 +18,11 @@
 //!   multiply-add, then one correct rounding to `T` (f16/bf16 through round-to-odd).
 //! * Certainty: the f64 value's error is taken to be at most RELATIVE·(|ŷ| + |β|) +
 //!   |γ|·absolute (see [`RELATIVE`]: β's term covers γ·z + β cancelling, the absolute
-//!   one z ≈ 0 in LayerNorm). A cheap filter per vector ([`near`]) passes the lanes far
-//!   enough from every rounding midpoint of `T`; the others get the test itself, lane by
-//!   lane ([`needs_exact`], on the fixed grid below `T`'s normal range), and those it
-//!   cannot clear are decided by the exact reference ([`crate::exact`]).
+//!   one z ≈ 0 in LayerNorm). A cheap filter per vector ([`NearFilter`], which the
+//!   stores test) passes the lanes far enough from every rounding midpoint of `T`; the
+//!   others get the test itself, lane by lane ([`needs_exact`], on the fixed grid below
+//!   `T`'s normal range), and those it cannot clear are decided by the exact reference
+//!   ([`crate::exact`]).
 //!
 //! Bit-identity: every path folds element `8j + k` into lane `k` of accumulator `j mod 2`
 //! (sixteen partial sums) and combines them in the same order in scalar code; the
@@ -281,7 +282,7 @@ pub(super) trait Normalize<S: Simd>: Copy {
     const CENTER: bool;
     fn z(&self, s: S, x: S::V) -> S::V;
     fn z_prepared(&self, s: S, t: S::V) -> S::V;
-    /// The row's certainty filter of the f64 path ([`near`]).
+    /// The row's certainty filter of the f64 path ([`NearFilter`]).
     fn filter(&self) -> &NearFilter;
 }
 
@@ -377,21 +378,7 @@ impl CheckConstants {
         // Rounded up by far more than the few roundings above and below; NaN (a NaN in γ
         // or β) fails every lane, as it should.
         let w = window(T::HALF_ULP_BIT);
-        let small = covered_from(floor, w).max(pow2(T::DTYPE.emin()));
-        let mut filter = NearFilter::new(
-            T::HALF_ULP_BIT,
-            w,
-            if floor.is_nan() { f64::NAN } else { small },
-        );
-        // The AVX-512 f16 stores report every lane within 2^28 ulps of a midpoint and
-        // every nonzero one below 2^-14: the filter with W = 2^28 and small = 2^-14, which
-        // suffices where floor/((2^28 − 64)·u) ≤ 2^-14. Lanes that round to f32 zero are
-        // below 2^-150, where the exact value (within the bound, floor ≤ 2^-39 of it)
-        // rounds to zero too.
-        filter.f16 = T::DTYPE == crate::dtype::Dtype::F16;
-        filter.bf16 = T::DTYPE == crate::dtype::Dtype::BF16;
-        filter.f16_store_covers =
-            T::DTYPE == crate::dtype::Dtype::F16 && covered_from(floor, 1 << 28) <= pow2(-14);
+        let filter = NearFilter::new(T::DTYPE, w, covered_from(floor, w));
         CheckConstants { absolute, filter }
     }
 }
@@ -420,13 +407,6 @@ fn bound_terms<const G: bool, const B: bool>(
         }
     });
     (size, floor)
-}
-
-/// The lanes of ŷ = `y` that the certainty filter does not pass (their second look
-/// decides them).
-#[inline(always)]
-pub(super) fn near<S: Simd, N: Normalize<S>>(s: S, n: &N, y: S::V) -> u8 {
-    s.near(y, n.filter())
 }
 
 /// A row's statistics as scalars, turned into vectors inside the loops that use them.
@@ -776,12 +756,11 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
         y: &mut [T; 8],
     ) -> u8 {
         let (out, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j);
-        let stored = if STREAM {
-            T::stream(s, out, y)
+        if STREAM {
+            T::stream(s, out, y, n.filter())
         } else {
-            T::store(s, out, y)
-        };
-        stored | near(s, n, out)
+            T::store(s, out, y, n.filter())
+        }
     }
 
     /// The f64 value (before rounding) of vector j of y, and γ and β (zero where absent).
@@ -935,7 +914,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         let out = affine::<S, G, B>(s, z, g, b);
         let mut buf = [T::default(); 8];
         let valid = ((1u16 << yt.len()) - 1) as u8;
-        let flagged = (T::store(s, out, &mut buf) | near(s, &n, out)) & valid;
+        let flagged = T::store(s, out, &mut buf, n.filter()) & valid;
         if flagged != 0 {
             let lanes = [out, g, b].map(|v| s.to_array(v));
             second_look::<T, C, G, B>(c, lanes, flagged, &mut buf, 8 * xc.len(), near_ties);

@@ -113,9 +113,13 @@ impl std::str::FromStr for Isa {
 /// Contract, shared by every implementation: each arithmetic method is the lane-wise IEEE
 /// binary64 operation with round-to-nearest-even (`fma` with a single rounding); loads
 /// widen exactly. A store writes each lane rounded to nearest-even in its format and
-/// returns the lanes where the written value may be other than the correctly rounded one
-/// (callers rewrite those with [`crate::dtype::Dtype::round_f64`]); whether the f64 value
-/// itself is close enough to round as the exact one does is [`Simd::uncertain`]'s question.
+/// returns a set of lanes that holds every lane where the written value may be other than
+/// the correctly rounded one (callers rewrite those with
+/// [`crate::dtype::Dtype::round_f64`]) and every lane that the certainty filter `f` does
+/// not pass ([`near_lane`]: callers look at those again); it may hold more. Checking in
+/// the store lets a path reuse what its conversion computed (the AVX-512 f16 and bf16
+/// stores' double-rounding test covers the filter's window, their f32 magnitude its
+/// threshold).
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
     /// Runs `k` in a function of its own, compiled for this instruction set and not inlined
@@ -132,27 +136,29 @@ pub trait Simd: Copy + Send + Sync {
     fn load_f32(self, src: &[f32; 8]) -> Self::V;
     fn load_f16(self, src: &[u16; 8]) -> Self::V;
     fn load_bf16(self, src: &[u16; 8]) -> Self::V;
-    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8;
-    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8;
-    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8;
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8;
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8;
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8;
     /// `store_f32` with a non-temporal hint (the data bypasses the caches); `dst` must be
     /// 16-byte aligned. Call `fence` before other threads read what was streamed.
-    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
-        self.store_f32(v, dst)
+    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
+        self.store_f32(v, dst, f)
     }
     /// `store_f16` with a non-temporal hint; `dst` must be 16-byte aligned.
-    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
-        self.store_f16(v, dst)
+    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        self.store_f16(v, dst, f)
     }
     /// `store_bf16` with a non-temporal hint; `dst` must be 16-byte aligned.
-    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
-        self.store_bf16(v, dst)
+    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        self.store_bf16(v, dst, f)
     }
     /// Orders the streamed stores before later stores.
     fn fence(self) {}
     /// Asks for the cache line holding `p` (a hint; it never faults, whatever the address).
     fn prefetch(self, _p: *const u8) {}
-    /// Bit l set where lane l is [`near_lane`] (the f64 path's cheap certainty filter).
+    /// Bit l set where lane l fails [`near_lane`] (the f64 path's cheap certainty filter):
+    /// the specification of what the stores report, also how the paths whose stores have
+    /// nothing to share with it report it.
     fn near(self, y: Self::V, f: &NearFilter) -> u8;
 
     /// Sixteen f32 lanes: the vector of the 16-bit formats' f32 output path
@@ -284,29 +290,38 @@ pub struct NearFilter {
     pub offset: u64,
     pub mask: u64,
     pub small: f64,
-    /// The format is f16 (bf16), whose stores on the AVX-512 paths (bf16: with
-    /// AVX512-BF16) report every lane within 2^28 f64-ulps of a midpoint (their f32 is the
-    /// midpoint itself), a wider window than the filter's: those paths test |y| ≥ small
-    /// only. The other paths ignore them.
-    pub f16: bool,
-    pub bf16: bool,
-    /// And f16 rows whose `small` is at most 2^-14, where the f16 store's report of every
-    /// nonzero lane below 2^-14 covers the rest: the AVX-512 paths skip the filter.
-    pub f16_store_covers: bool,
+    /// `small` rounded up to f32 (NaN where it is NaN): the threshold as stores that test
+    /// the f32 they convert through take it. |y| < small gives f32(|y|) ≤ small_f32
+    /// (rounding is monotonic), so a lane is reported where f32(|y|) > small_f32 fails
+    /// (NaN included).
+    pub small_f32: f32,
 }
 
 impl NearFilter {
-    /// The filter for a format with `half_bit` (52 − significand bits) and window w (a
-    /// power of two ≤ 2^half_bit) f64-ulps.
-    pub fn new(half_bit: u32, w: u64, small: f64) -> NearFilter {
+    /// The filter of output format `format` with window w (a power of two ≤ 2^half_bit,
+    /// half_bit = 52 − the format's significand bits) f64-ulps and threshold `small`,
+    /// raised to the format's least normal magnitude: below it the format's grid is fixed
+    /// and the window (a pattern of y's own bits) says nothing. NaN stays NaN (no lane
+    /// passes).
+    pub fn new(format: crate::dtype::Dtype, w: u64, small: f64) -> NearFilter {
+        let half_bit = (52 - format.precision()) as u32;
         assert!(w.is_power_of_two() && w <= 1 << half_bit);
+        let small = if small.is_nan() {
+            f64::NAN
+        } else {
+            small.max(crate::dtype::pow2(format.emin()))
+        };
+        let nearest = small as f32;
+        let small_f32 = if (nearest as f64) < small {
+            nearest.next_up()
+        } else {
+            nearest
+        };
         NearFilter {
             offset: w.wrapping_sub(1 << half_bit),
             mask: ((2u64 << half_bit) - 1) & !(2 * w - 1),
             small,
-            f16: false,
-            bf16: false,
-            f16_store_covers: false,
+            small_f32,
         }
     }
 }
@@ -375,19 +390,19 @@ impl Simd for Scalar {
         src.map(|b| f32::from_bits((b as u32) << 16) as f64)
     }
     #[inline(always)]
-    fn store_f32(self, v: [f64; 8], dst: &mut [f32; 8]) -> u8 {
+    fn store_f32(self, v: [f64; 8], dst: &mut [f32; 8], f: &NearFilter) -> u8 {
         *dst = v.map(|x| x as f32);
-        0
+        self.near(v, f)
     }
     #[inline(always)]
-    fn store_f16(self, v: [f64; 8], dst: &mut [u16; 8]) -> u8 {
+    fn store_f16(self, v: [f64; 8], dst: &mut [u16; 8], f: &NearFilter) -> u8 {
         *dst = v.map(|x| f16_bits_from_odd_f32(f32_round_to_odd(x)));
-        0
+        self.near(v, f)
     }
     #[inline(always)]
-    fn store_bf16(self, v: [f64; 8], dst: &mut [u16; 8]) -> u8 {
+    fn store_bf16(self, v: [f64; 8], dst: &mut [u16; 8], f: &NearFilter) -> u8 {
         *dst = v.map(|x| bf16_bits_from_odd_f32(f32_round_to_odd(x).to_bits()));
-        0
+        self.near(v, f)
     }
     #[inline(always)]
     fn near(self, y: [f64; 8], f: &NearFilter) -> u8 {
@@ -474,18 +489,19 @@ mod tests {
             for dt in [Dtype::F16, Dtype::BF16, Dtype::F32] {
                 let want = dt.round_f64(x);
                 let mut dst = [0u16; 8];
+                let f = &NearFilter::new(Dtype::F32, 32, 0.0);
                 let got = match dt {
                     Dtype::F16 => {
-                        let _ = Scalar.store_f16([x; 8], &mut dst);
+                        let _ = Scalar.store_f16([x; 8], &mut dst, f);
                         dst[0] as u64
                     }
                     Dtype::BF16 => {
-                        let _ = Scalar.store_bf16([x; 8], &mut dst);
+                        let _ = Scalar.store_bf16([x; 8], &mut dst, f);
                         dst[0] as u64
                     }
                     _ => {
                         let mut d32 = [0f32; 8];
-                        let _ = Scalar.store_f32([x; 8], &mut d32);
+                        let _ = Scalar.store_f32([x; 8], &mut d32, f);
                         d32[0].to_bits() as u64
                     }
                 };
@@ -498,16 +514,44 @@ mod tests {
     fn nan_stays_nan_when_narrowed() {
         for nan in [f64::NAN, -f64::NAN, f64::from_bits(0x7fff_ffff_ffff_ffff)] {
             let mut h = [0u16; 8];
-            let _ = Scalar.store_bf16([nan; 8], &mut h);
+            let f = &NearFilter::new(Dtype::F32, 32, 0.0);
+            let _ = Scalar.store_bf16([nan; 8], &mut h, f);
             assert!(Dtype::BF16.is_nan(h[0] as u64), "{:x}", h[0]);
-            let _ = Scalar.store_f16([nan; 8], &mut h);
+            let _ = Scalar.store_f16([nan; 8], &mut h, f);
             assert!(Dtype::F16.is_nan(h[0] as u64), "{:x}", h[0]);
+        }
+    }
+
+    /// Something to run on one instruction set's token.
+    trait OnIsa {
+        fn run<S: Simd>(&self, s: S) -> Vec<u64>;
+    }
+
+    fn run_on(isa: Isa, k: &impl OnIsa) -> Vec<u64> {
+        match isa {
+            Isa::Scalar => k.run(Scalar),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => x86::Avx2::new().unwrap().with(|s| k.run(s)),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => x86::Avx512::<false>::new().unwrap().with(|s| k.run(s)),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Bf16 => x86::Avx512::<true>::new().unwrap().with(|s| k.run(s)),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => neon::Neon::new().with(|s| k.run(s)),
+            #[allow(unreachable_patterns)]
+            _ => unreachable!(),
         }
     }
 
     /// Every vector path against the scalar specification, bit for bit.
     #[test]
     fn vector_paths_match_scalar_bit_for_bit() {
+        struct Ops([f64; 8], [f64; 8], [f64; 8]);
+        impl OnIsa for Ops {
+            fn run<S: Simd>(&self, s: S) -> Vec<u64> {
+                run_ops(s, self.0, self.1, self.2)
+            }
+        }
         let vals = stress_values();
         for isa in Isa::available() {
             for chunk in vals.chunks_exact(8) {
@@ -515,23 +559,7 @@ mod tests {
                 let b: [f64; 8] = std::array::from_fn(|k| chunk[(k + 3) % 8] * 0.75);
                 let c: [f64; 8] = std::array::from_fn(|k| -chunk[(k + 5) % 8]);
                 let want = run_ops(Scalar, a, b, c);
-                let got = match isa {
-                    Isa::Scalar => want.clone(),
-                    #[cfg(target_arch = "x86_64")]
-                    Isa::Avx2 => x86::Avx2::new().unwrap().with(|s| run_ops(s, a, b, c)),
-                    #[cfg(target_arch = "x86_64")]
-                    Isa::Avx512 => x86::Avx512::<false>::new()
-                        .unwrap()
-                        .with(|s| run_ops(s, a, b, c)),
-                    #[cfg(target_arch = "x86_64")]
-                    Isa::Avx512Bf16 => x86::Avx512::<true>::new()
-                        .unwrap()
-                        .with(|s| run_ops(s, a, b, c)),
-                    #[cfg(target_arch = "aarch64")]
-                    Isa::Neon => neon::Neon::new().with(|s| run_ops(s, a, b, c)),
-                    #[allow(unreachable_patterns)]
-                    _ => unreachable!(),
-                };
+                let got = run_on(isa, &Ops(a, b, c));
                 if got != want {
                     let first = (0..got.len()).find(|&i| got[i] != want[i]).unwrap();
                     panic!(
@@ -540,6 +568,60 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// What the stores report beyond the filter's lanes (which `run_ops` checks they
+    /// report) stays near it: lanes within 2^29 f64-ulps of a midpoint (the AVX-512 f16
+    /// and bf16 stores report those whose f32 is a midpoint) or barely above the
+    /// threshold (the f32 stores compare the rounded magnitude). A store that reported
+    /// every lane would be correct, and slow.
+    #[test]
+    fn stores_report_little_beyond_the_filter() {
+        struct Beyond(Vec<f64>);
+        impl OnIsa for Beyond {
+            fn run<S: Simd>(&self, s: S) -> Vec<u64> {
+                let mut beyond = Vec::new();
+                for chunk in self.0.chunks_exact(8) {
+                    let lanes: [f64; 8] = chunk.try_into().unwrap();
+                    let v = s.load_lanes(lanes);
+                    for small in [1e-3, 2.5] {
+                        let slack = |format: Dtype, w: u64| {
+                            Scalar.near(lanes, &NearFilter::new(format, w, small * 1.01))
+                        };
+                        let filter = |format: Dtype, w: u64| NearFilter::new(format, w, small);
+                        let (mut h, mut f) = ([0u16; 8], [0f32; 8]);
+                        let reported = [
+                            s.store_f16(v, &mut h, &filter(Dtype::F16, 1 << 23))
+                                & !slack(Dtype::F16, 1 << 29),
+                            s.store_bf16(v, &mut h, &filter(Dtype::BF16, 1 << 24))
+                                & !slack(Dtype::BF16, 1 << 29),
+                            s.store_f32(v, &mut f, &filter(Dtype::F32, 1 << 16))
+                                & !slack(Dtype::F32, 1 << 16),
+                        ];
+                        for (k, r) in reported.into_iter().enumerate() {
+                            for l in (0..8).filter(|l| r & (1 << l) != 0) {
+                                beyond.push(k as u64);
+                                beyond.push(lanes[l].to_bits());
+                            }
+                        }
+                    }
+                }
+                beyond
+            }
+        }
+        let vals: Vec<f64> = stress_values()
+            .into_iter()
+            .filter(|x| x.is_finite())
+            .collect();
+        for isa in Isa::available() {
+            let beyond = run_on(isa, &Beyond(vals.clone()));
+            assert!(
+                beyond.is_empty(),
+                "{isa}: store {} reported {:e}",
+                beyond[0],
+                f64::from_bits(beyond[1])
+            );
         }
     }
 
@@ -566,31 +648,44 @@ mod tests {
                 }
             }
         };
-        let flagged = s.store_f16(va, &mut h);
-        let mut bits = h.map(u64::from);
-        settle(Dtype::F16, flagged, &mut bits);
-        out.extend(bits);
-        let settled = bits.map(|b| b as u16);
-        let back = s.to_array(s.load_f16(&settled));
-        out.extend(back.map(f64::to_bits));
-        let flagged = s.store_bf16(va, &mut h);
-        let mut bits = h.map(u64::from);
-        settle(Dtype::BF16, flagged, &mut bits);
-        out.extend(bits);
-        let settled = bits.map(|b| b as u16);
-        out.extend(s.to_array(s.load_bf16(&settled)).map(f64::to_bits));
-        let flagged = s.store_f32(va, &mut f);
-        let mut bits = f.map(|x| x.to_bits() as u64);
-        settle(Dtype::F32, flagged, &mut bits);
-        out.extend(bits);
-        let settled = bits.map(|b| f32::from_bits(b as u32));
-        out.extend(s.to_array(s.load_f32(&settled)).map(f64::to_bits));
-        // The certainty filter with each format's half bit, two windows, and thresholds
-        // that cut through the lanes (NaN lanes included).
-        for half_bit in [28u32, 41, 44] {
+        // The stores with each format's filter (the kernels' windows, and thresholds that
+        // cut through the lanes): the settled values, and whether the lanes reported hold
+        // those the filter does not pass (`near`, itself compared below). Which other
+        // lanes a path reports is its own affair.
+        for small in [0.0, 1e-3, f64::MAX, f64::NAN] {
+            let filter = |format: Dtype, w: u64| NearFilter::new(format, w, small);
+            let fh = filter(Dtype::F16, 1 << 23);
+            let flagged = s.store_f16(va, &mut h, &fh);
+            out.push((s.near(va, &fh) & !flagged) as u64);
+            let mut bits = h.map(u64::from);
+            settle(Dtype::F16, flagged, &mut bits);
+            out.extend(bits);
+            let settled = bits.map(|b| b as u16);
+            let back = s.to_array(s.load_f16(&settled));
+            out.extend(back.map(f64::to_bits));
+            let fb = filter(Dtype::BF16, 1 << 24);
+            let flagged = s.store_bf16(va, &mut h, &fb);
+            out.push((s.near(va, &fb) & !flagged) as u64);
+            let mut bits = h.map(u64::from);
+            settle(Dtype::BF16, flagged, &mut bits);
+            out.extend(bits);
+            let settled = bits.map(|b| b as u16);
+            out.extend(s.to_array(s.load_bf16(&settled)).map(f64::to_bits));
+            let ff = filter(Dtype::F32, 1 << 16);
+            let flagged = s.store_f32(va, &mut f, &ff);
+            out.push((s.near(va, &ff) & !flagged) as u64);
+            let mut bits = f.map(|x| x.to_bits() as u64);
+            settle(Dtype::F32, flagged, &mut bits);
+            out.extend(bits);
+            let settled = bits.map(|b| f32::from_bits(b as u32));
+            out.extend(s.to_array(s.load_f32(&settled)).map(f64::to_bits));
+        }
+        // The certainty filter of each format, two windows, and thresholds that cut
+        // through the lanes (NaN lanes included).
+        for format in [Dtype::F32, Dtype::F16, Dtype::BF16] {
             for w in [32u64, 1 << 16] {
                 for small in [0.0, 1e-3, f64::MAX] {
-                    let f = NearFilter::new(half_bit, w, small);
+                    let f = NearFilter::new(format, w, small);
                     out.push(s.near(va, &f) as u64);
                     out.push(s.near(vc, &f) as u64);
                 }

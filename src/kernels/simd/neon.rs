@@ -132,17 +132,17 @@ impl Simd for Neon {
         }
     }
     #[inline(always)]
-    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
         unsafe {
             let lo = vcvt_high_f32_f64(vcvt_f32_f64(v[0]), v[1]);
             let hi = vcvt_high_f32_f64(vcvt_f32_f64(v[2]), v[3]);
             vst1q_f32(dst.as_mut_ptr(), lo);
             vst1q_f32(dst.as_mut_ptr().add(4), hi);
         }
-        0
+        self.near(v, f)
     }
     #[inline(always)]
-    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
         let mut bits = [0u32; 8];
         unsafe {
             let (lo, hi) = odd_f32_bits(v);
@@ -150,10 +150,10 @@ impl Simd for Neon {
             vst1q_u32(bits.as_mut_ptr().add(4), hi);
         }
         *dst = bits.map(|b| f16_bits_from_odd_f32(f32::from_bits(b)));
-        0
+        self.near(v, f)
     }
     #[inline(always)]
-    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
         unsafe {
             let (lo, hi) = odd_f32_bits(v);
             vst1q_u16(
@@ -161,7 +161,7 @@ impl Simd for Neon {
                 vcombine_u16(bf16_from_odd(lo), bf16_from_odd(hi)),
             );
         }
-        0
+        self.near(v, f)
     }
     #[inline(always)]
     fn near(self, y: Self::V, f: &NearFilter) -> u8 {

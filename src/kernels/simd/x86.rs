@@ -226,24 +226,21 @@ unsafe fn put_u16x16(lo: __m128i, hi: __m128i, dst: &mut [u16; 16], stream: bool
 
 impl Avx2 {
     #[inline(always)]
-    unsafe fn f32_out(self, v: (__m256d, __m256d), dst: &mut [f32; 8], stream: bool) -> u8 {
+    unsafe fn f32_out(self, v: (__m256d, __m256d), dst: &mut [f32; 8], stream: bool) {
         let f = _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0));
         put_f32x8(f, dst, stream);
-        0
     }
 
     #[inline(always)]
-    unsafe fn f16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) -> u8 {
+    unsafe fn f16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) {
         let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
         put_u16x8(f16_from_odd(bits), dst, stream);
-        0
     }
 
     #[inline(always)]
-    unsafe fn bf16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) -> u8 {
+    unsafe fn bf16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) {
         let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
         put_u16x8(bf16_from_odd(bits), dst, stream);
-        0
     }
 }
 
@@ -321,28 +318,34 @@ impl Simd for Avx2 {
         unsafe { split_f32x8(bf16_to_f32x8(src)) }
     }
     #[inline(always)]
-    fn store_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
-        unsafe { self.f32_out(v, dst, false) }
+    fn store_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f32_out(v, dst, false) };
+        self.near(v, f)
     }
     #[inline(always)]
-    fn store_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.f16_out(v, dst, false) }
+    fn store_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f16_out(v, dst, false) };
+        self.near(v, f)
     }
     #[inline(always)]
-    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.bf16_out(v, dst, false) }
+    fn store_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.bf16_out(v, dst, false) };
+        self.near(v, f)
     }
     #[inline(always)]
-    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8]) -> u8 {
-        unsafe { self.f32_out(v, dst, true) }
+    fn stream_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f32_out(v, dst, true) };
+        self.near(v, f)
     }
     #[inline(always)]
-    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.f16_out(v, dst, true) }
+    fn stream_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f16_out(v, dst, true) };
+        self.near(v, f)
     }
     #[inline(always)]
-    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.bf16_out(v, dst, true) }
+    fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.bf16_out(v, dst, true) };
+        self.near(v, f)
     }
     #[inline(always)]
     fn fence(self) {
@@ -433,61 +436,75 @@ impl Simd for Avx2 {
 }
 
 impl<const BF16: bool> Avx512<BF16> {
+    /// The lanes within the filter's window of a midpoint: one addition and one bit test.
     #[inline(always)]
-    unsafe fn f32_out(self, v: __m512d, dst: &mut [f32; 8], stream: bool) -> u8 {
-        put_f32x8(_mm512_cvtpd_ps(v), dst, stream);
-        0
+    unsafe fn within_window(self, y: __m512d, f: &NearFilter) -> u8 {
+        let sum = _mm512_add_epi64(_mm512_castpd_si512(y), _mm512_set1_epi64(f.offset as i64));
+        _mm512_testn_epi64_mask(sum, _mm512_set1_epi64(f.mask as i64))
     }
 
     #[inline(always)]
-    unsafe fn f16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool) -> u8 {
+    unsafe fn f32_out(self, v: __m512d, dst: &mut [f32; 8], stream: bool, f: &NearFilter) -> u8 {
+        // The conversion is one correct rounding; the filter's threshold is tested on the
+        // f32 it gives (eight 32-bit lanes, half the width of the f64 lanes).
+        let nearest = _mm512_cvtpd_ps(v);
+        put_f32x8(nearest, dst, stream);
+        self.within_window(v, f) | small_f32(nearest, f)
+    }
+
+    #[inline(always)]
+    unsafe fn f16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool, f: &NearFilter) -> u8 {
         // f64 → f32 → f16, both to nearest-even: equal to one rounding except where the
         // f32 lands exactly on an f16 midpoint (low 13 bits 0x1000 in the normal range;
-        // below 2^-14 the f16 grid is fixed, so those lanes are reported whole). Every lane
-        // within 2^28 f64-ulps of a midpoint is among the reported ones (its f32 is the
-        // midpoint itself), and so is every nonzero lane below 2^-14: the certainty filter
-        // with that window and threshold (`NearFilter::f16_store_covers`).
+        // below 2^-14 the f16 grid is fixed, and those lanes are below the filter's
+        // threshold, which is at least 2^-14). Every lane within 2^28 f64-ulps of a
+        // midpoint is among the reported ones (its f32 is the midpoint itself): a wider
+        // window than the filter's (2^23), which this test therefore covers.
         let nearest = _mm512_cvtpd_ps(v);
         put_u16x8(
             _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(nearest),
             dst,
             stream,
         );
-        let bits = _mm256_castps_si256(nearest);
-        let low = _mm256_and_si256(bits, _mm256_set1_epi32(0x1fff));
-        let near_mid = _mm256_cmpeq_epi32_mask(low, _mm256_set1_epi32(0x1000));
-        let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
-        // 0 < |f32| < 2^-14 (0x3880_0000).
-        let subnormal = _mm256_cmplt_epu32_mask(
-            _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)),
-            _mm256_set1_epi32(0x387f_ffff),
-        );
-        near_mid | subnormal
+        let low = _mm256_and_si256(_mm256_castps_si256(nearest), _mm256_set1_epi32(0x1fff));
+        _mm256_cmpeq_epi32_mask(low, _mm256_set1_epi32(0x1000)) | small_f32(nearest, f)
     }
 
     #[inline(always)]
-    unsafe fn bf16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool) -> u8 {
+    unsafe fn bf16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool, f: &NearFilter) -> u8 {
         if !BF16 {
             put_u16x8(bf16_from_odd(odd_f32_bits_x8(v)), dst, stream);
-            return 0;
+            return self.near(v, f);
         }
         // f64 → f32 → bf16, both to nearest-even. The two roundings equal one except where
-        // the f32 lands exactly on a bf16 midpoint (low half 0x8000); VCVTNEPS2BF16 also
-        // flushes subnormal inputs to zero. Both kinds of lanes are reported, and so is
-        // every lane near a midpoint: its f32 is the midpoint itself.
+        // the f32 lands exactly on a bf16 midpoint (low half 0x8000), and every lane within
+        // 2^28 f64-ulps of a midpoint (the filter's window is 2^24) is such a lane: its f32
+        // is the midpoint itself. VCVTNEPS2BF16 also flushes subnormal inputs to zero:
+        // those are below the filter's threshold (at least 2^-126).
         let nearest = _mm512_cvtpd_ps(v);
         let h: __m128bh = _mm256_cvtneps_pbh(nearest);
         put_u16x8(std::mem::transmute::<__m128bh, __m128i>(h), dst, stream);
-        let bits = _mm256_castps_si256(nearest);
-        let low = _mm256_and_si256(bits, _mm256_set1_epi32(0xffff));
-        let near_mid = _mm256_cmpeq_epi32_mask(low, _mm256_set1_epi32(0x8000));
-        let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
-        let subnormal = _mm256_cmplt_epu32_mask(
-            _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)),
-            _mm256_set1_epi32(0x007f_ffff),
-        );
-        near_mid | subnormal
+        let low = _mm256_and_si256(_mm256_castps_si256(nearest), _mm256_set1_epi32(0xffff));
+        _mm256_cmpeq_epi32_mask(low, _mm256_set1_epi32(0x8000)) | small_f32(nearest, f)
     }
+}
+
+/// The lanes of y below the filter's threshold (NaN included).
+#[inline(always)]
+unsafe fn small_f64(y: __m512d, f: &NearFilter) -> u8 {
+    let magnitude = _mm512_castsi512_pd(_mm512_and_si512(
+        _mm512_castpd_si512(y),
+        _mm512_set1_epi64(i64::MAX),
+    ));
+    _mm512_cmp_pd_mask::<_CMP_NGE_UQ>(magnitude, _mm512_set1_pd(f.small))
+}
+
+/// The lanes whose f32 (y rounded to nearest) does not exceed the filter's threshold
+/// rounded up to f32 (NaN included): among them every lane with |y| < small.
+#[inline(always)]
+unsafe fn small_f32(nearest: __m256, f: &NearFilter) -> u8 {
+    let magnitude = _mm256_and_ps(nearest, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)));
+    _mm256_cmp_ps_mask::<_CMP_NGT_UQ>(magnitude, _mm256_set1_ps(f.small_f32))
 }
 
 // SAFETY (all methods below): the token proves the CPU supports AVX-512F + VL (+ BF16 when
@@ -563,28 +580,28 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
         unsafe { _mm512_cvtps_pd(bf16_to_f32x8(src)) }
     }
     #[inline(always)]
-    fn store_f32(self, v: __m512d, dst: &mut [f32; 8]) -> u8 {
-        unsafe { self.f32_out(v, dst, false) }
+    fn store_f32(self, v: __m512d, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f32_out(v, dst, false, f) }
     }
     #[inline(always)]
-    fn store_f16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.f16_out(v, dst, false) }
+    fn store_f16(self, v: __m512d, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f16_out(v, dst, false, f) }
     }
     #[inline(always)]
-    fn store_bf16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.bf16_out(v, dst, false) }
+    fn store_bf16(self, v: __m512d, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.bf16_out(v, dst, false, f) }
     }
     #[inline(always)]
-    fn stream_f32(self, v: __m512d, dst: &mut [f32; 8]) -> u8 {
-        unsafe { self.f32_out(v, dst, true) }
+    fn stream_f32(self, v: __m512d, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f32_out(v, dst, true, f) }
     }
     #[inline(always)]
-    fn stream_f16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.f16_out(v, dst, true) }
+    fn stream_f16(self, v: __m512d, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.f16_out(v, dst, true, f) }
     }
     #[inline(always)]
-    fn stream_bf16(self, v: __m512d, dst: &mut [u16; 8]) -> u8 {
-        unsafe { self.bf16_out(v, dst, true) }
+    fn stream_bf16(self, v: __m512d, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
+        unsafe { self.bf16_out(v, dst, true, f) }
     }
     #[inline(always)]
     fn fence(self) {
@@ -597,24 +614,7 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     }
     #[inline(always)]
     fn near(self, y: __m512d, f: &NearFilter) -> u8 {
-        if f.f16_store_covers {
-            return 0;
-        }
-        // One comparison of |y|, and (where the store does not report the window) one
-        // addition and one bit test.
-        unsafe {
-            let magnitude = _mm512_castsi512_pd(_mm512_and_si512(
-                _mm512_castpd_si512(y),
-                _mm512_set1_epi64(i64::MAX),
-            ));
-            let small = _mm512_cmp_pd_mask::<_CMP_NGE_UQ>(magnitude, _mm512_set1_pd(f.small));
-            // bf16 stores report the window only with AVX512-BF16; f16 stores always.
-            if f.f16 || (BF16 && f.bf16) {
-                return small;
-            }
-            let sum = _mm512_add_epi64(_mm512_castpd_si512(y), _mm512_set1_epi64(f.offset as i64));
-            small | _mm512_testn_epi64_mask(sum, _mm512_set1_epi64(f.mask as i64))
-        }
+        unsafe { self.within_window(y, f) | small_f64(y, f) }
     }
     type F32x16 = __m512;
     #[inline(always)]
