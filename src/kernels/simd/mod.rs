@@ -640,45 +640,51 @@ mod tests {
         }
         let (mut h, mut f) = ([0u16; 8], [0f32; 8]);
         let lanes = s.to_array(va);
-        // What a caller keeps: flagged lanes rewritten with the correct rounding.
-        let settle = |dt: Dtype, flagged: u8, bits: &mut [u64; 8]| {
-            for l in 0..8 {
-                if flagged & (1 << l) != 0 {
-                    bits[l] = dt.round_f64(lanes[l]);
-                }
-            }
-        };
         // The stores with each format's filter (the kernels' windows, and thresholds that
-        // cut through the lanes): the settled values, and whether the lanes reported hold
-        // those the filter does not pass (`near`, itself compared below). Which other
-        // lanes a path reports is its own affair.
+        // cut through the lanes): whether the lanes reported hold those the filter does not
+        // pass (`near`, itself compared below), and the values with the reported lanes
+        // rewritten with the correct rounding, as a caller keeps them (which other lanes a
+        // path reports is its own affair). Returns the kept bits.
+        let keep = |out: &mut Vec<u64>, dt: Dtype, f: &NearFilter, flagged: u8, bits: [u64; 8]| {
+            out.push((s.near(va, f) & !flagged) as u64);
+            let kept: [u64; 8] = std::array::from_fn(|l| {
+                if flagged & (1 << l) != 0 {
+                    dt.round_f64(lanes[l])
+                } else {
+                    bits[l]
+                }
+            });
+            out.extend(kept);
+            kept
+        };
         for small in [0.0, 1e-3, f64::MAX, f64::NAN] {
-            let filter = |format: Dtype, w: u64| NearFilter::new(format, w, small);
-            let fh = filter(Dtype::F16, 1 << 23);
-            let flagged = s.store_f16(va, &mut h, &fh);
-            out.push((s.near(va, &fh) & !flagged) as u64);
-            let mut bits = h.map(u64::from);
-            settle(Dtype::F16, flagged, &mut bits);
-            out.extend(bits);
-            let settled = bits.map(|b| b as u16);
-            let back = s.to_array(s.load_f16(&settled));
-            out.extend(back.map(f64::to_bits));
-            let fb = filter(Dtype::BF16, 1 << 24);
-            let flagged = s.store_bf16(va, &mut h, &fb);
-            out.push((s.near(va, &fb) & !flagged) as u64);
-            let mut bits = h.map(u64::from);
-            settle(Dtype::BF16, flagged, &mut bits);
-            out.extend(bits);
-            let settled = bits.map(|b| b as u16);
-            out.extend(s.to_array(s.load_bf16(&settled)).map(f64::to_bits));
-            let ff = filter(Dtype::F32, 1 << 16);
+            for (dt, w) in [(Dtype::F16, 1 << 23), (Dtype::BF16, 1 << 24)] {
+                let f16 = dt == Dtype::F16;
+                let fl = NearFilter::new(dt, w, small);
+                let flagged = if f16 {
+                    s.store_f16(va, &mut h, &fl)
+                } else {
+                    s.store_bf16(va, &mut h, &fl)
+                };
+                let kept = keep(&mut out, dt, &fl, flagged, h.map(u64::from)).map(|b| b as u16);
+                let back = if f16 {
+                    s.load_f16(&kept)
+                } else {
+                    s.load_bf16(&kept)
+                };
+                out.extend(s.to_array(back).map(f64::to_bits));
+            }
+            let ff = NearFilter::new(Dtype::F32, 1 << 16, small);
             let flagged = s.store_f32(va, &mut f, &ff);
-            out.push((s.near(va, &ff) & !flagged) as u64);
-            let mut bits = f.map(|x| x.to_bits() as u64);
-            settle(Dtype::F32, flagged, &mut bits);
-            out.extend(bits);
-            let settled = bits.map(|b| f32::from_bits(b as u32));
-            out.extend(s.to_array(s.load_f32(&settled)).map(f64::to_bits));
+            let kept = keep(
+                &mut out,
+                Dtype::F32,
+                &ff,
+                flagged,
+                f.map(|x| x.to_bits() as u64),
+            );
+            let kept = kept.map(|b| f32::from_bits(b as u32));
+            out.extend(s.to_array(s.load_f32(&kept)).map(f64::to_bits));
         }
         // The certainty filter of each format, two windows, and thresholds that cut
         // through the lanes (NaN lanes included).
