@@ -340,10 +340,15 @@ impl<T: Element> Vectorized for Widen<'_, T> {
     fn run<S: Simd>(self, s: S) -> Vec<row::Line> {
         let (chunks, tail) = self.0.as_chunks::<8>();
         let mut out = Vec::with_capacity(self.0.len().div_ceil(8));
-        // A plain loop: a closure would be compiled without the instruction set.
-        for c in chunks {
-            out.push(row::Line(s.to_array(T::load(s, c))));
+        // Written in place, then the length set: `push` kept its length and pointer in
+        // memory and went through the stack for every line (a plain loop: a closure would
+        // be compiled without the instruction set).
+        for (slot, c) in out.spare_capacity_mut().iter_mut().zip(chunks) {
+            slot.write(row::Line(s.to_array(T::load(s, c))));
         }
+        // SAFETY: the capacity holds a line per whole chunk (and one more for the tail),
+        // and the loop above initialized the first `chunks.len()` of them.
+        unsafe { out.set_len(chunks.len()) };
         if !tail.is_empty() {
             let mut lanes = [0.0; 8];
             for (slot, v) in lanes.iter_mut().zip(tail) {
