@@ -239,3 +239,41 @@ fn builtin_reference_kernel_passes_from_the_cli() {
     assert_eq!(v["passed"], true);
     assert_eq!(v["cases"], 9 * 22 + 10);
 }
+
+/// `bench --json`: one record per case with the fields the README names; the memcpy's ratio
+/// to itself is 1, and each kernel's GB/s is its bytes over its seconds.
+#[test]
+fn bench_json_records_are_consistent() {
+    let (code, out, err) = run(&[
+        "bench",
+        "--json",
+        "--no-candle",
+        "--sizes",
+        "3x64,1x20",
+        "--dtypes",
+        "f32,bf16",
+        "--samples",
+        "3",
+        "--min-sample-ms",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let records: Vec<serde_json::Value> = serde_json::from_str(&out).expect("a JSON array");
+    // Per size and dtype: memcpy, LayerNorm, RMSNorm.
+    assert_eq!(records.len(), 2 * 2 * 3, "{out}");
+    for r in &records {
+        let field = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
+        let (rows, d, seconds) = (field("rows"), field("d"), field("seconds"));
+        let width = if r["dtype"] == "f32" { 4.0 } else { 2.0 };
+        let bytes = 2.0 * rows * d * width;
+        assert!(seconds > 0.0 && field("threads") >= 1.0, "{r}");
+        let gbps = bytes / seconds / 1e9;
+        assert!((field("gbps") - gbps).abs() <= 1e-9 * gbps, "{r}");
+        let vs_memcpy = field("vs_memcpy");
+        assert!(vs_memcpy.is_finite() && vs_memcpy > 0.0, "{r}");
+        match r["kernel"].as_str().unwrap() {
+            "memcpy" => assert_eq!((r["op"].as_str(), vs_memcpy), (Some("copy"), 1.0)),
+            k => assert!(k.starts_with("native-"), "{r}"),
+        }
+    }
+}

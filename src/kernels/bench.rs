@@ -1,6 +1,7 @@
 //! `normoracle bench`: the native kernels, a memcpy of the same bytes and (with the `candle`
 //! feature) candle-nn's kernels, timed in one run on one thread pool. Medians of several
-//! samples; every speed is also given as a ratio to the memcpy measured in the same run.
+//! samples; every speed is also given as a ratio to a memcpy of the same bytes timed in
+//! alternation with it ([`time_against`]).
 
 use super::{normalize, Element, Isa, Layout, Options, Params};
 use crate::dtype::Dtype;
@@ -69,7 +70,9 @@ pub struct Record {
     pub seconds: f64,
     /// Bytes of x read plus bytes of y written, per second, in 10^9.
     pub gbps: f64,
-    /// Speed relative to the memcpy of the same bytes in this run (memcpy seconds / seconds).
+    /// Speed relative to a memcpy of the same bytes: the median over samples of memcpy
+    /// seconds / seconds, each sample taken right after one of the memcpy (see
+    /// [`time_against`]); 1 for the memcpy itself.
     pub vs_memcpy: f64,
     pub threads: usize,
 }
@@ -93,27 +96,67 @@ pub fn parse_sizes(text: &str) -> Result<Vec<(usize, usize)>> {
 /// Median seconds per call of `f`: `samples` samples, each repeating `f` until it has run
 /// `min_sample` (after one warm-up call).
 pub fn time_median(samples: usize, min_sample: Duration, mut f: impl FnMut()) -> f64 {
+    let reps = reps_for(min_sample, &mut f);
+    median(
+        (0..samples.max(1))
+            .map(|_| per_call(reps, &mut f))
+            .collect(),
+    )
+}
+
+/// `f` timed against `base` in alternation: each sample of `f` right after one of `base`
+/// (each as in [`time_median`]). Returns the median seconds per call of `f` and the
+/// median over samples of base's time over f's. Each ratio compares two samples taken
+/// moments apart, so it follows the machine's load as it changes: here a memcpy's own
+/// median moved by up to 3× from run to run, and a ratio of two medians taken seconds
+/// apart moved with it.
+pub fn time_against(
+    samples: usize,
+    min_sample: Duration,
+    mut base: impl FnMut(),
+    mut f: impl FnMut(),
+) -> (f64, f64) {
+    let (base_reps, reps) = (
+        reps_for(min_sample, &mut base),
+        reps_for(min_sample, &mut f),
+    );
+    let (seconds, ratios) = (0..samples.max(1))
+        .map(|_| {
+            let b = per_call(base_reps, &mut base);
+            let t = per_call(reps, &mut f);
+            (t, b / t)
+        })
+        .unzip();
+    (median(seconds), median(ratios))
+}
+
+/// Calls per sample so that a sample lasts at least `min_sample`, from one timed call after
+/// a warm-up call.
+fn reps_for(min_sample: Duration, f: &mut impl FnMut()) -> usize {
     f();
     let start = Instant::now();
     f();
     let once = start.elapsed().max(Duration::from_nanos(50));
-    let reps = (min_sample.as_secs_f64() / once.as_secs_f64())
+    (min_sample.as_secs_f64() / once.as_secs_f64())
         .ceil()
-        .max(1.0) as usize;
-    let mut per_call: Vec<f64> = (0..samples.max(1))
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..reps {
-                f();
-            }
-            start.elapsed().as_secs_f64() / reps as f64
-        })
-        .collect();
-    per_call.sort_by(f64::total_cmp);
-    per_call[per_call.len() / 2]
+        .max(1.0) as usize
 }
 
-/// Copies src into dst on the current pool, in the same task sizes as the kernels.
+/// Seconds per call of `f` over `reps` calls.
+fn per_call(reps: usize, f: &mut impl FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    start.elapsed().as_secs_f64() / reps as f64
+}
+
+/// The median (the upper one of an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 fn parallel_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T]) {
     const CHUNK: usize = super::VALUES_PER_TASK;
     if src.len() <= CHUNK {
@@ -179,7 +222,7 @@ fn run_case<T: Element>(
     let bytes = 2.0 * n as f64 * (T::DTYPE.bits() / 8) as f64;
     let threads = rayon::current_num_threads();
     let dtype = T::DTYPE.name().to_string();
-    let record = |kernel: String, op: &str, seconds: f64, memcpy: f64| Record {
+    let record = |kernel: String, op: &str, seconds: f64, vs_memcpy: f64| Record {
         kernel,
         op: op.to_string(),
         dtype: dtype.clone(),
@@ -187,13 +230,16 @@ fn run_case<T: Element>(
         d,
         seconds,
         gbps: bytes / seconds / 1e9,
-        vs_memcpy: memcpy / seconds,
+        vs_memcpy,
         threads,
     };
+    // The copy reads x into a buffer of its own, so that it can be timed in alternation
+    // with the kernels, which write y.
+    let mut copy = vec![T::default(); n];
     let memcpy = time_median(config.samples, config.min_sample, || {
-        parallel_copy(&x, &mut y)
+        parallel_copy(&x, &mut copy)
     });
-    emit(record("memcpy".into(), "copy", memcpy, memcpy));
+    emit(record("memcpy".into(), "copy", memcpy, 1.0));
     let isa = config.isa.unwrap_or_else(Isa::detect);
     let options = Options {
         isa: Some(isa),
@@ -209,10 +255,18 @@ fn run_case<T: Element>(
         };
         let layout = Layout::contiguous(rows, d);
         normalize(op, &x, &mut y, layout, params, options)?;
-        let seconds = time_median(config.samples, config.min_sample, || {
-            normalize(op, &x, &mut y, layout, params, options).expect("validated above")
-        });
-        emit(record(format!("native-{isa}"), op.name(), seconds, memcpy));
+        let (seconds, vs_memcpy) = time_against(
+            config.samples,
+            config.min_sample,
+            || parallel_copy(&x, &mut copy),
+            || normalize(op, &x, &mut y, layout, params, options).expect("validated above"),
+        );
+        emit(record(
+            format!("native-{isa}"),
+            op.name(),
+            seconds,
+            vs_memcpy,
+        ));
         #[cfg(feature = "candle")]
         if config.candle {
             let problem = crate::problem::Problem {
@@ -232,11 +286,35 @@ fn run_case<T: Element>(
             )?;
             drop(problem);
             prepared.run()?;
-            let seconds = time_median(config.samples, config.min_sample, || {
-                prepared.run().expect("ran once above");
-            });
-            emit(record("candle-nn".into(), op.name(), seconds, memcpy));
+            let (seconds, vs_memcpy) = time_against(
+                config.samples,
+                config.min_sample,
+                || parallel_copy(&x, &mut copy),
+                || {
+                    prepared.run().expect("ran once above");
+                },
+            );
+            emit(record("candle-nn".into(), op.name(), seconds, vs_memcpy));
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ratio is base's time over f's, sample by sample, and the seconds are f's: a base
+    /// that sleeps 8 ms against an f that sleeps 1 ms gives about 8 (at least 1.5 however
+    /// late the sleeps wake), and f's seconds at least 1 ms.
+    #[test]
+    fn time_against_gives_base_over_f() {
+        let sleep = |ms| move || std::thread::sleep(Duration::from_millis(ms));
+        let (seconds, ratio) = time_against(3, Duration::ZERO, sleep(8), sleep(1));
+        assert!(seconds >= 1e-3, "{seconds}");
+        assert!(ratio > 1.5, "{ratio}");
+        let (seconds, ratio) = time_against(3, Duration::ZERO, sleep(1), sleep(8));
+        assert!(seconds >= 8e-3, "{seconds}");
+        assert!(ratio < 1.0 / 1.5, "{ratio}");
+    }
 }
