@@ -157,6 +157,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Copies src into dst on the current pool, in the same task sizes as the kernels.
 fn parallel_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T]) {
     const CHUNK: usize = super::VALUES_PER_TASK;
     if src.len() <= CHUNK {
@@ -233,8 +234,8 @@ fn run_case<T: Element>(
         vs_memcpy,
         threads,
     };
-    // The copy reads x into a buffer of its own, so that it can be timed in alternation
-    // with the kernels, which write y.
+    // The copy writes a buffer of its own, not y: timed in alternation with a kernel, both
+    // closures hold their output mutably at once. The same bytes are read and written.
     let mut copy = vec![T::default(); n];
     let memcpy = time_median(config.samples, config.min_sample, || {
         parallel_copy(&x, &mut copy)
