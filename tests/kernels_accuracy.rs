@@ -115,7 +115,7 @@ fn bf16_faithful_and_nearly_always_correctly_rounded() {
     }
 }
 
-/// Rows whose first eight values (the kernels' first shift) sit far from the mean: the
+/// Rows whose first sixteen values (the kernels' first shift) sit far from the mean: the
 /// one-pass statistics must move their shift to keep the variance accurate.
 #[test]
 fn lopsided_rows_keep_their_accuracy() {
@@ -123,7 +123,7 @@ fn lopsided_rows_keep_their_accuracy() {
     for dt in [Dtype::F32, Dtype::BF16] {
         let mut g = common::Gen::new(dt, 77);
         let mut x = g.values("standard", d);
-        for v in &mut x[..8] {
+        for v in &mut x[..16] {
             *v = dt.round_f64(4096.0);
         }
         let problem = Problem {
@@ -146,6 +146,55 @@ fn lopsided_rows_keep_their_accuracy() {
             off.len(),
             &off[..off.len().min(5)]
         );
+    }
+}
+
+/// Rows that start ±3σ, so that the kernels' first shift is 0, with means from 0 to 2σ:
+/// the pass with shift 0 is accepted up to μ = σ (a variance that loses up to a factor 2 to
+/// cancellation) and repeated beyond. Every value against the reference, every format,
+/// with γ and β, on the f64 path (d = 4096) and the 16-bit formats' f32 path (d = 20000).
+#[test]
+fn rows_about_the_zero_shift_limit_are_correctly_rounded() {
+    for dt in [Dtype::F32, Dtype::F16, Dtype::BF16] {
+        let mut g = common::Gen::new(dt, 91);
+        for d in [4096, 20000] {
+            for offset in [0.0, 0.5, 0.95, 0.99, 1.01, 1.05, 2.0] {
+                let mut x: Vec<u64> = g
+                    .values("standard", d)
+                    .into_iter()
+                    .map(|v| dt.round_f64(offset + dt.to_f64(v)))
+                    .collect();
+                for (k, v) in x[..16].iter_mut().enumerate() {
+                    *v = dt.round_f64([3.0, -3.0][k % 2]);
+                }
+                let params = |g: &mut common::Gen| {
+                    let v = g.values("standard", d);
+                    v.iter()
+                        .map(|&b| dt.round_f64(1.0 + 0.25 * dt.to_f64(b)))
+                        .collect()
+                };
+                let (gamma, beta): (Vec<u64>, Vec<u64>) = (params(&mut g), g.values("standard", d));
+                let problem = Problem {
+                    op: Op::LayerNorm,
+                    dtype: dt,
+                    eps: Eps::from_f32(1e-5).unwrap(),
+                    convention: EpsConvention::Inside,
+                    rows: 1,
+                    d,
+                    x: x.clone(),
+                    gamma: Some(gamma.clone()),
+                    beta: Some(beta.clone()),
+                };
+                let got = Native::default().run(&problem).unwrap();
+                let want = reference_row(Op::LayerNorm, dt, &x, Some(&gamma), Some(&beta), 1e-5);
+                let same = |i: usize| got[i] == want[i] || dt.to_f64(got[i]) == dt.to_f64(want[i]);
+                let off = (0..d).filter(|&i| !same(i)).count();
+                assert_eq!(
+                    off, 0,
+                    "{dt} d={d} μ ≈ {offset}σ: {off} not correctly rounded"
+                );
+            }
+        }
     }
 }
 
