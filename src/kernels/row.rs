@@ -1086,19 +1086,18 @@ pub(crate) fn layer_norm_stats<S: Simd, T: Element>(
 }
 
 /// The first shift, from the row's first (up to) sixteen values, widened: 0 where their
-/// mean h is within their spread of zero (h² ≤ mean((x − h)²)), else h (an exact sum, one
-/// rounding) on the row's grid. c = 0 saves a subtraction per vector in both passes
-/// (`SHIFT` in [`ShiftedSums`] and [`Centered`]), and rows normalized in a transformer
-/// mostly have a mean small beside their spread. It costs accuracy where the mean is not
-/// small: Σx² then holds μ² beside σ², which the variance cancels. So a pass with c = 0 is
-/// accepted only when m² ≤ var (the variance loses at most a factor 2 to the
-/// cancellation, as with a shift within σ of the mean); on other rows the head misled, and
-/// the pass is repeated with c at the mean. Sixteen values, not eight, because the head
-/// misleads less: on normal rows with μ = 0.5σ it chooses 0 on 93 % of them (eight: 83 %),
-/// with μ = 1.2σ, where that pass is repeated, on 21 % (eight: 24 %).
+/// mean h is within their spread of zero (h² ≤ mean((x − h)²)), else h rounded to the row's
+/// grid. c = 0 saves a subtraction per vector in both passes (`SHIFT` in [`ShiftedSums`]
+/// and [`Centered`]), which pays on rows whose mean is small beside their spread. It costs
+/// accuracy where the mean is not small: Σx² then holds μ² beside σ², which the variance
+/// cancels. So a pass with c = 0 is accepted only when m² ≤ var (the variance loses at most
+/// a factor 2 to the cancellation, as with a shift within σ of the mean); on other rows the
+/// head misled, and the pass is repeated with c at the mean. Sixteen values, not eight,
+/// because the head misleads less: on normal rows with μ = 0.5σ it chooses 0 on 93 % of
+/// them (eight: 83 %), with μ = 1.2σ, where that pass is repeated, on 21 % (eight: 24 %).
 ///
-/// On the vector path (rows of sixteen or more) the sums are two short trees: a chain of
-/// sixteen scalar additions cost 16 × 1024 f16 LayerNorm 4 % of its time.
+/// On the vector path (rows of sixteen or more) the sums are two short trees: as chains of
+/// sixteen scalar additions they cost 16 × 1024 f16 LayerNorm a few per cent of its time.
 #[inline(always)]
 fn first_shift<S: Simd, T: Element>(s: S, x: &[T]) -> f64 {
     let (mean, spread) = if let Some((head, _)) = x.split_first_chunk::<16>() {
