@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{battery, reference_row};
+use common::{battery, reference_of, row_problem};
 use normoracle::adapters::native::Native;
 use normoracle::adapters::Kernel;
 use normoracle::dtype::Dtype;
@@ -34,14 +34,14 @@ fn judge_battery(op: Op, dt: Dtype, seed: u64, rows_each: usize) -> BTreeMap<&'s
             beta: row.beta.clone(),
         };
         let got = Native::default().run(&problem).unwrap();
-        let want = reference_row(
+        let want = reference_of(&row_problem(
             op,
             dt,
             &row.x,
             row.gamma.as_deref(),
             row.beta.as_deref(),
             row.eps,
-        );
+        ));
         let t = by_family.entry(row.family).or_default();
         for i in 0..d {
             assert!(
@@ -115,28 +115,12 @@ fn bf16_faithful_and_nearly_always_correctly_rounded() {
     }
 }
 
-/// One row through the native kernels and the correctly rounded reference: (got, want).
-fn native_and_reference(
-    op: Op,
-    dt: Dtype,
-    x: &[u64],
-    gamma: Option<&[u64]>,
-    beta: Option<&[u64]>,
-    eps: f32,
-) -> (Vec<u64>, Vec<u64>) {
-    let problem = Problem {
-        op,
-        dtype: dt,
-        eps: Eps::from_f32(eps).unwrap(),
-        convention: EpsConvention::Inside,
-        rows: 1,
-        d: x.len(),
-        x: x.to_vec(),
-        gamma: gamma.map(<[u64]>::to_vec),
-        beta: beta.map(<[u64]>::to_vec),
-    };
-    let got = Native::default().run(&problem).unwrap();
-    (got, reference_row(op, dt, x, gamma, beta, eps))
+/// A problem through the native kernels and the correctly rounded reference: (got, want).
+fn native_and_reference(problem: &Problem) -> (Vec<u64>, Vec<u64>) {
+    (
+        Native::default().run(problem).unwrap(),
+        reference_of(problem),
+    )
 }
 
 /// Rows whose first sixteen values (the kernels' first shift) sit far from the mean: the
@@ -198,8 +182,14 @@ fn rows_about_the_zero_shift_limit_are_correctly_rounded() {
                         .collect()
                 };
                 let (gamma, beta): (Vec<u64>, Vec<u64>) = (params(&mut g), g.values("standard", d));
-                let (got, want) =
-                    native_and_reference(Op::LayerNorm, dt, &x, Some(&gamma), Some(&beta), 1e-5);
+                let (got, want) = native_and_reference(&row_problem(
+                    Op::LayerNorm,
+                    dt,
+                    &x,
+                    Some(&gamma),
+                    Some(&beta),
+                    1e-5,
+                ));
                 let same = |i: usize| got[i] == want[i] || dt.to_f64(got[i]) == dt.to_f64(want[i]);
                 let off = (0..d).filter(|&i| !same(i)).count();
                 assert_eq!(
@@ -269,8 +259,14 @@ fn wide_16_bit_rows_are_correctly_rounded() {
             let x = g.values(family, d);
             let (gamma, beta) = g.params(d);
             for op in Op::ALL {
-                let (got, want) =
-                    native_and_reference(op, dt, &x, gamma.as_deref(), beta.as_deref(), 1e-5);
+                let (got, want) = native_and_reference(&row_problem(
+                    op,
+                    dt,
+                    &x,
+                    gamma.as_deref(),
+                    beta.as_deref(),
+                    1e-5,
+                ));
                 let same = |i: usize| got[i] == want[i] || dt.to_f64(got[i]) == dt.to_f64(want[i]);
                 let off = (0..d).filter(|&i| !same(i)).count();
                 assert_eq!(
@@ -312,7 +308,8 @@ fn cancelling_and_subnormal_outputs_are_correctly_rounded() {
             let x: Vec<u64> = xs.iter().map(|&v| dt.round_f64(v)).collect();
             let (gamma, beta) = (vec![dt.round_f64(g); d], vec![dt.round_f64(b); d]);
             assert_eq!(dt.to_f64(gamma[0]), g, "{dt}: γ must be exact");
-            let (got, want) = native_and_reference(op, dt, &x, Some(&gamma), Some(&beta), eps);
+            let (got, want) =
+                native_and_reference(&row_problem(op, dt, &x, Some(&gamma), Some(&beta), eps));
             for i in 0..d {
                 assert!(
                     got[i] == want[i] || dt.to_f64(got[i]) == dt.to_f64(want[i]),

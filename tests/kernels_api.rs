@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::reference_row;
+use common::{reference_of, row_problem};
 use half::{bf16, f16};
 use normoracle::kernels::{self, normalize, Element, Isa, Layout, Options, Params};
 use normoracle::problem::Op;
@@ -254,7 +254,7 @@ fn extreme_rows<T: Element>() {
         let x: Vec<T> = bits.iter().map(|&b| T::from_bits(b)).collect();
         let d = x.len();
         for op in Op::ALL {
-            let want = reference_row(op, dt, &bits, None, None, eps);
+            let want = reference_of(&row_problem(op, dt, &bits, None, None, eps));
             for isa in Isa::available() {
                 let mut y = vec![T::default(); d];
                 let options = Options {

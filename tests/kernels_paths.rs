@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{reference_row, Gen};
+use common::{reference_of, row_problem, Gen};
 use half::{bf16, f16};
 use normoracle::dtype::Dtype;
 use normoracle::kernels::{normalize, Element, Isa, Layout, Options, Params};
@@ -46,7 +46,14 @@ fn alone_and_in_a_batch<T: Element>() {
         let batch: Vec<T> = (0..3).flat_map(|_| xt.iter().copied()).collect();
         for op in Op::ALL {
             let b = (op == Op::LayerNorm).then_some(&bt[..]);
-            let want = reference_row(op, dt, &x, Some(&gamma), b.map(|_| &beta[..]), 1e-5);
+            let want = reference_of(&row_problem(
+                op,
+                dt,
+                &x,
+                Some(&gamma),
+                b.map(|_| &beta[..]),
+                1e-5,
+            ));
             let params = Params {
                 gamma: Some(&gt[..]),
                 beta: b,
@@ -106,7 +113,7 @@ fn midpoints_anywhere<T: Element>() {
         }
         let x = vec![dt.round_f64(1.5); d];
         for eps in [1.75f32, 1.75f32.next_down()] {
-            let want = reference_row(Op::RmsNorm, dt, &x, Some(&gamma), None, eps);
+            let want = reference_of(&row_problem(Op::RmsNorm, dt, &x, Some(&gamma), None, eps));
             if eps == 1.75 {
                 for &i in &at {
                     // A real tie: the f64 value 0.75·γ is exactly representable.

@@ -8,18 +8,16 @@ use normoracle::problem::{Eps, EpsConvention, Op, Problem};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// The correctly rounded outputs of one row (ε inside), from `normoracle::exact::reference`
-/// (itself checked bit for bit against the independent slow path by `audit` and
-/// tests/reference.rs).
-pub fn reference_row(
+/// One row as a problem (ε inside).
+pub fn row_problem(
     op: Op,
     dt: Dtype,
     x: &[u64],
     gamma: Option<&[u64]>,
     beta: Option<&[u64]>,
     eps: f32,
-) -> Vec<u64> {
-    let problem = Problem {
+) -> Problem {
+    Problem {
         op,
         dtype: dt,
         eps: Eps::from_f32(eps).expect("a valid eps"),
@@ -29,8 +27,13 @@ pub fn reference_row(
         x: x.to_vec(),
         gamma: gamma.map(<[u64]>::to_vec),
         beta: beta.map(<[u64]>::to_vec),
-    };
-    normoracle::exact::reference(&problem)
+    }
+}
+
+/// The correctly rounded outputs of a problem, from `normoracle::exact::reference` (itself
+/// checked bit for bit against the independent slow path by `audit` and tests/reference.rs).
+pub fn reference_of(problem: &Problem) -> Vec<u64> {
+    normoracle::exact::reference(problem)
         .expect("a valid problem")
         .y
 }
