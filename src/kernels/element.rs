@@ -25,6 +25,10 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// The 16-bit formats' f32 output path ([`crate::kernels::narrow`]); `None` for f32,
     /// whose rows always take the f64 path.
     const NARROW: Option<NarrowFormat>;
+    /// Whether this format's conversions use AVX512-BF16 instructions where the CPU has
+    /// them (bf16 only): work on the other formats runs on the plain AVX-512 path, so it
+    /// is not compiled twice (see [`crate::kernels::Vectorized::AVX512_BF16`]).
+    const AVX512_BF16: bool = false;
     /// Eight values widened (exactly) to f64 lanes.
     fn load<S: Simd>(s: S, src: &[Self; 8]) -> S::V;
     /// Sixteen values widened (exactly) to f32 lanes.
@@ -151,6 +155,7 @@ impl Element for f16 {
 impl Element for bf16 {
     const DTYPE: Dtype = Dtype::BF16;
     const PRECISION: u32 = 8;
+    const AVX512_BF16: bool = true;
     // 2^-100: normal in f32 with room below for the bound's underflow terms.
     const NARROW: Option<NarrowFormat> = Some(NarrowFormat {
         half_bit: 15,

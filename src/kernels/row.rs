@@ -422,6 +422,11 @@ fn bound_terms<const G: bool, const B: bool>(
 /// A row's statistics as scalars, turned into vectors inside the loops that use them.
 pub(super) trait RowConstants: Copy {
     type N<S: Simd>: Normalize<S>;
+    /// Whether rows with these constants compute z from x alone: never from the widened
+    /// row, never on the f32 path. LayerNorm's constants for shift 0, whose only gain, the
+    /// subtraction z(x) leaves out, is in the loop over x (z from the widened row never
+    /// subtracts): the other loops are not compiled for them.
+    const X_ONLY: bool = false;
     fn vectors<S: Simd>(self, s: S) -> Self::N<S>;
     fn check(&self) -> &CheckConstants;
 }
@@ -469,6 +474,26 @@ struct CenteredConstants<const SHIFT: bool> {
     check: CheckConstants,
 }
 
+impl CenteredConstants<true> {
+    /// The same constants for a row whose shift is +0, with z(x) leaving out its
+    /// subtraction.
+    fn without_shift(self) -> CenteredConstants<false> {
+        debug_assert!(is_zero_shift(self.shift));
+        let CenteredConstants {
+            shift,
+            offset,
+            scale,
+            check,
+        } = self;
+        CenteredConstants {
+            shift,
+            offset,
+            scale,
+            check,
+        }
+    }
+}
+
 impl<const SHIFT: bool> CenteredConstants<SHIFT> {
     /// The constants of a row of output format `T` with these statistics and ε.
     fn new<T: Element>(
@@ -492,6 +517,7 @@ impl<const SHIFT: bool> CenteredConstants<SHIFT> {
 
 impl<const SHIFT: bool> RowConstants for CenteredConstants<SHIFT> {
     type N<S: Simd> = Centered<S, SHIFT>;
+    const X_ONLY: bool = !SHIFT;
     #[inline(always)]
     fn vectors<S: Simd>(self, s: S) -> Centered<S, SHIFT> {
         Centered {
@@ -823,7 +849,8 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         flags,
     } = scratch;
     let wide = lanes(wide);
-    let use_wide = !wide.is_empty();
+    debug_assert!(!C::X_ONLY || (wide.is_empty() && narrow.is_none()));
+    let use_wide = !C::X_ONLY && !wide.is_empty();
     let stream = p.stream && (y.as_ptr() as usize).is_multiple_of(16);
     let (xc, xt) = x.as_chunks::<8>();
     let (yc, yt) = y.as_chunks_mut::<8>();
@@ -837,6 +864,9 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     let next = (!next.is_empty()).then_some(next.as_ptr() as *const u8);
     // The f32 path takes the whole pairs of vectors where the row allows it; the f64 loop
     // takes the rest (every vector, or the odd last one).
+    // (A constant condition: constants that take x only compile neither the f32 path nor
+    // the passes over the widened row.)
+    let narrow = if C::X_ONLY { None } else { narrow };
     let start = match narrow {
         Some(row) => {
             let pairs = xc.len() / 2;
@@ -881,11 +911,19 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         };
     }
     if start < xc.len() {
-        match (use_wide, stream) {
-            (false, false) => pass!(false, false),
-            (false, true) => pass!(false, true),
-            (true, false) => pass!(true, false),
-            (true, true) => pass!(true, true),
+        if C::X_ONLY {
+            if stream {
+                pass!(false, true)
+            } else {
+                pass!(false, false)
+            }
+        } else {
+            match (use_wide, stream) {
+                (false, false) => pass!(false, false),
+                (false, true) => pass!(false, true),
+                (true, false) => pass!(true, false),
+                (true, true) => pass!(true, true),
+            }
         }
     }
     let n = c.vectors(s);
@@ -1157,17 +1195,17 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
         return fill_nan(row.y);
     };
     let d = row.x.len();
-    let narrow = |scale| {
-        T::NARROW
-            .filter(|_| narrow::applies(d))
-            .and_then(|f| narrow::layer_norm(&stats, scale, d, p.params_max, f))
-    };
-    if is_zero_shift(stats.shift) {
-        let c = CenteredConstants::<false>::new::<T>(&stats, p.eps, p.params_max);
-        finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow(c.scale), scratch);
+    let c = CenteredConstants::<true>::new::<T>(&stats, p.eps, p.params_max);
+    let narrow = T::NARROW
+        .filter(|_| narrow::applies(d))
+        .and_then(|f| narrow::layer_norm(&stats, c.scale, d, p.params_max, f));
+    // Shift 0 saves its subtraction only where z comes from x (see `RowConstants::X_ONLY`);
+    // elsewhere the shifted constants subtract +0, which changes no bit.
+    if is_zero_shift(stats.shift) && scratch.wide.is_empty() && narrow.is_none() {
+        let c = c.without_shift();
+        finish_row::<S, T, P, _, G, B>(s, row, p, c, None, scratch);
     } else {
-        let c = CenteredConstants::<true>::new::<T>(&stats, p.eps, p.params_max);
-        finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow(c.scale), scratch);
+        finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow, scratch);
     }
 }
 

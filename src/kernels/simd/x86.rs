@@ -73,6 +73,11 @@ impl Avx512<true> {
         (has_avx512() && is_x86_feature_detected!("avx512bf16")).then_some(Avx512(()))
     }
 
+    /// The plain AVX-512 token (its features are a subset of these).
+    pub fn without_bf16(self) -> Avx512<false> {
+        Avx512(())
+    }
+
     /// Runs `k` compiled for AVX-512F + VL + BF16 + AVX2 + FMA + F16C.
     #[inline]
     pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
