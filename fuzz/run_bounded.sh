@@ -30,9 +30,10 @@
 #   FUZZ_RUNS          inputs per target, for every target (default: the table below, about
 #                      3–4 minutes for all targets on 2 cores after the build)
 #   FUZZ_MAX_SECONDS   safety net per target (default 300)
-#   FUZZ_FEATURES      cargo features of the fuzz crate (default "candle"; set it empty for a
-#                      lean build without candle-nn; targets that need a feature not given
-#                      are skipped, and said so)
+#   FUZZ_FEATURES      cargo features of the fuzz crate (default none: a lean build without
+#                      candle-nn, whose release build with coverage is about 3 minutes of
+#                      the 2 cores; "candle" builds and runs its targets too; targets that
+#                      need a feature not given are skipped, and said so)
 #   FUZZ_TARGETS       space-separated targets to run (default: all of `cargo fuzz list`)
 #   FUZZ_CODEGEN_UNITS codegen units of the build (default 16: a build about twice as fast
 #                      as cargo-fuzz's 1, for short runs; use 1 for long campaigns)
@@ -49,7 +50,7 @@ cd "$(dirname "$0")/.."
 
 seed="${FUZZ_SEED:-1}"
 max_seconds="${FUZZ_MAX_SECONDS:-300}"
-features="${FUZZ_FEATURES-candle}"
+features="${FUZZ_FEATURES-}"
 feature_args=()
 [ -n "$features" ] && feature_args=(--features "$features")
 
@@ -85,8 +86,12 @@ fi
 fuzz() { env -u CARGO_TARGET_DIR nice cargo fuzz "$@"; }
 
 targets="${FUZZ_TARGETS:-$(fuzz list)}"
+# The seed writer in the test profile with every feature: the example that the README's test
+# command (`cargo test --workspace --all-features`) has just built. A plain `cargo run` would
+# build the library and its dependencies once more, for the dev profile's other feature set
+# (about 4 minutes of CI's 2 cores, for a program that runs in a second).
 # shellcheck disable=SC2086
-nice cargo run -q --example fuzz_seeds -- fuzz/corpus $targets
+nice cargo run -q --profile test --all-features --example fuzz_seeds -- fuzz/corpus $targets
 
 fuzz build --sanitizer none --codegen-units "${FUZZ_CODEGEN_UNITS:-16}" "${feature_args[@]}"
 bin_dir="fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release"
