@@ -117,9 +117,9 @@ impl std::str::FromStr for Isa {
 /// the correctly rounded one (callers rewrite those with
 /// [`crate::dtype::Dtype::round_f64`]) and every lane that the certainty filter `f` does
 /// not pass ([`near_lane`]: callers look at those again); it may hold more. Checking in
-/// the store lets a path reuse what its conversion computed (the AVX-512 f16 and bf16
-/// stores' double-rounding test covers the filter's window, their f32 magnitude its
-/// threshold).
+/// the store lets a path reuse what its conversion computed (the AVX-512 and AVX2 f16 and
+/// bf16 stores' double-rounding test covers the filter's window; the f32 they convert
+/// through tests its threshold).
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
     /// Runs `k` in a function of its own, compiled for this instruction set and not inlined
@@ -572,8 +572,8 @@ mod tests {
     }
 
     /// What the stores report beyond the filter's lanes (which `run_ops` checks they
-    /// report) stays near it: lanes within 2^29 f64-ulps of a midpoint (the AVX-512 f16
-    /// and bf16 stores report those whose f32 is a midpoint) or barely above the
+    /// report) stays near it: lanes within 2^29 f64-ulps of a midpoint (the AVX-512 and
+    /// AVX2 f16 and bf16 stores report those whose f32 is a midpoint) or barely above the
     /// threshold (the f32 stores compare the rounded magnitude). A store that reported
     /// every lane would be correct, and slow.
     #[test]

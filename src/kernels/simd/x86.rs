@@ -97,29 +97,6 @@ impl<const BF16: bool> Avx512<BF16> {
     }
 }
 
-/// The low 32 bits of each 64-bit lane of a 4-lane compare mask: a 4-lane 32-bit mask.
-#[inline(always)]
-unsafe fn narrow_mask(m: __m256d) -> __m128i {
-    let lo = _mm_castpd_ps(_mm256_castpd256_pd128(m));
-    let hi = _mm_castpd_ps(_mm256_extractf128_pd::<1>(m));
-    _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(lo, hi))
-}
-
-/// Four f64 lanes rounded to f32 to odd (see `f32_round_to_odd`), as f32 bits: round to
-/// nearest, step back toward zero where that rounded away from zero, set the last bit
-/// where inexact.
-#[inline(always)]
-unsafe fn odd_f32_bits_x4(v: __m256d) -> __m128i {
-    let nearest = _mm256_cvtpd_ps(v);
-    let back = _mm256_cvtps_pd(nearest);
-    let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fff_ffff_ffff_ffff));
-    let away = _mm256_cmp_pd::<_CMP_GT_OQ>(_mm256_and_pd(back, abs), _mm256_and_pd(v, abs));
-    let inexact = _mm256_cmp_pd::<_CMP_NEQ_UQ>(back, v);
-    // A true compare lane is −1: adding it steps the bit pattern one toward zero.
-    let bits = _mm_add_epi32(_mm_castps_si128(nearest), narrow_mask(away));
-    _mm_or_si128(bits, _mm_and_si128(narrow_mask(inexact), _mm_set1_epi32(1)))
-}
-
 /// Eight f64 lanes rounded to f32 to odd, as f32 bits: the hardware rounds toward zero,
 /// the last bit is set where that was inexact.
 #[inline(always)]
@@ -130,16 +107,11 @@ unsafe fn odd_f32_bits_x8(v: __m512d) -> __m256i {
     _mm256_or_si256(_mm256_castps_si256(toward_zero), ones)
 }
 
-/// Eight f32 (bits, rounded to odd) to f16, rounded to nearest-even.
+/// Eight f32 (bits) to bf16 bits, rounded to nearest-even; NaN stays a quiet NaN (the
+/// integer recipe of `bf16_bits_from_odd_f32`). From f32 rounded to odd, the correct
+/// rounding of the f64 they came from.
 #[inline(always)]
-unsafe fn f16_from_odd(bits: __m256i) -> __m128i {
-    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(bits))
-}
-
-/// Eight f32 (bits, rounded to odd) to bf16 bits, rounded to nearest-even; NaN stays a
-/// quiet NaN (the integer recipe of `bf16_bits_from_odd_f32`).
-#[inline(always)]
-unsafe fn bf16_from_odd(bits: __m256i) -> __m128i {
+unsafe fn bf16_nearest(bits: __m256i) -> __m128i {
     let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
     let is_nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f80_0000));
     let lsb = _mm256_and_si256(_mm256_srli_epi32::<16>(bits), _mm256_set1_epi32(1));
@@ -190,6 +162,32 @@ unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
     }
 }
 
+/// The window test of `near_lane` for an f32 filter, as an eight-lane 32-bit mask: the
+/// window's bits lie at or below bit 28 (an f32's half-ulp bit in an f64), so the low
+/// 32 bits of each lane, and of the offset added to it, decide it (a carry out of them
+/// reaches only bits the mask clears).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn within_f32_window(v: (__m256d, __m256d), f: &NearFilter) -> __m256 {
+    debug_assert_eq!(f.mask >> 32, 0, "not an f32 filter");
+    // Low halves of lanes 0, 1, 4, 5 | 2, 3, 6, 7 (the shuffle works within 128-bit halves).
+    let low = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castpd_ps(v.0), _mm256_castpd_ps(v.1));
+    let sum = _mm256_add_epi32(_mm256_castps_si256(low), _mm256_set1_epi32(f.offset as i32));
+    let masked = _mm256_and_si256(sum, _mm256_set1_epi32(f.mask as i32));
+    let in_window = _mm256_cmpeq_epi32(masked, _mm256_setzero_si256());
+    // Pairs (0, 1), (4, 5), (2, 3), (6, 7) back to lane order: one `vpermq`, written out
+    // because LLVM turns `_mm256_permute4x64_epi64` of a compare mask into four operations
+    // (extract, pack, shuffle, sign-extend).
+    let ordered: __m256i;
+    std::arch::asm!(
+        "vpermq {out}, {mask}, 0xd8",
+        out = lateout(ymm_reg) ordered,
+        mask = in(ymm_reg) in_window,
+        options(pure, nomem, nostack, preserves_flags),
+    );
+    _mm256_castsi256_ps(ordered)
+}
+
 /// Four lanes of `near_lane` (see `NearFilter`).
 #[inline(always)]
 unsafe fn near_x4(y: __m256d, f: &NearFilter) -> u8 {
@@ -230,23 +228,90 @@ unsafe fn put_u16x16(lo: __m128i, hi: __m128i, dst: &mut [u16; 16], stream: bool
 }
 
 impl Avx2 {
+    /// Eight f64 lanes rounded to f32 (to nearest-even, one correct rounding).
     #[inline(always)]
-    unsafe fn f32_out(self, v: (__m256d, __m256d), dst: &mut [f32; 8], stream: bool) {
-        let f = _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0));
-        put_f32x8(f, dst, stream);
+    unsafe fn nearest_f32(self, v: (__m256d, __m256d)) -> __m256 {
+        _mm256_set_m128(_mm256_cvtpd_ps(v.1), _mm256_cvtpd_ps(v.0))
+    }
+
+    // The stores test the filter on eight 32-bit lanes instead of two registers of four
+    // 64-bit ones: its threshold on the f32 they convert through, as on AVX-512 (the
+    // 64-bit `near` took 19 vector operations per eight lanes, these 9 or 6).
+
+    #[inline(always)]
+    unsafe fn f32_out(
+        self,
+        v: (__m256d, __m256d),
+        dst: &mut [f32; 8],
+        stream: bool,
+        f: &NearFilter,
+    ) -> u8 {
+        // The window on the low halves of the f64 lanes, which hold all of an f32
+        // window's bits.
+        let nearest = self.nearest_f32(v);
+        put_f32x8(nearest, dst, stream);
+        _mm256_movemask_ps(_mm256_or_ps(
+            small_f32_x8(nearest, f),
+            within_f32_window(v, f),
+        )) as u8
     }
 
     #[inline(always)]
-    unsafe fn f16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) {
-        let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
-        put_u16x8(f16_from_odd(bits), dst, stream);
+    unsafe fn f16_out(
+        self,
+        v: (__m256d, __m256d),
+        dst: &mut [u16; 8],
+        stream: bool,
+        f: &NearFilter,
+    ) -> u8 {
+        // f64 → f32 → f16, both to nearest-even: as `Avx512::f16_out` (its comment has
+        // the argument), the lanes whose f32 is an f16 midpoint report the filter's window.
+        let nearest = self.nearest_f32(v);
+        put_u16x8(
+            _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(nearest),
+            dst,
+            stream,
+        );
+        midpoint_or_small(nearest, 0x1fff, 0x1000, f)
     }
 
     #[inline(always)]
-    unsafe fn bf16_out(self, v: (__m256d, __m256d), dst: &mut [u16; 8], stream: bool) {
-        let bits = _mm256_set_m128i(odd_f32_bits_x4(v.1), odd_f32_bits_x4(v.0));
-        put_u16x8(bf16_from_odd(bits), dst, stream);
+    unsafe fn bf16_out(
+        self,
+        v: (__m256d, __m256d),
+        dst: &mut [u16; 8],
+        stream: bool,
+        f: &NearFilter,
+    ) -> u8 {
+        // f64 → f32 → bf16, both to nearest-even (the second by `bf16_nearest`'s integer
+        // recipe): wrong only where the f32 lands exactly on a bf16 midpoint (low half
+        // 0x8000), and every lane within 2^28 f64-ulps of one (the filter's window is
+        // 2^24) is such a lane. Below 2^-126 the f32 is on the fixed subnormal grid, which
+        // the bf16 grid coarsens by 2^16, so the same holds there; those lanes are below
+        // the filter's threshold anyway.
+        let nearest = self.nearest_f32(v);
+        put_u16x8(bf16_nearest(_mm256_castps_si256(nearest)), dst, stream);
+        midpoint_or_small(nearest, 0xffff, 0x8000, f)
     }
+}
+
+/// The lanes whose f32 (y rounded to nearest) does not exceed the filter's threshold
+/// rounded up to f32, NaN included: among them every lane with |y| < small (rounding to
+/// f32 is monotonic). A compare mask.
+#[inline(always)]
+unsafe fn small_f32_x8(nearest: __m256, f: &NearFilter) -> __m256 {
+    let magnitude = _mm256_and_ps(nearest, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)));
+    _mm256_cmp_ps::<_CMP_NGT_UQ>(magnitude, _mm256_set1_ps(f.small_f32))
+}
+
+/// The lanes whose f32 bits under `low` are `midpoint` (the f32 is a midpoint of the
+/// narrower format) or that `small_f32_x8` reports, as a lane set.
+#[inline(always)]
+unsafe fn midpoint_or_small(nearest: __m256, low: i32, midpoint: i32, f: &NearFilter) -> u8 {
+    let bits = _mm256_and_si256(_mm256_castps_si256(nearest), _mm256_set1_epi32(low));
+    let on_midpoint = _mm256_cmpeq_epi32(bits, _mm256_set1_epi32(midpoint));
+    let reported = _mm256_or_ps(_mm256_castsi256_ps(on_midpoint), small_f32_x8(nearest, f));
+    _mm256_movemask_ps(reported) as u8
 }
 
 // SAFETY (all methods below): the token proves the CPU supports AVX2 + FMA + F16C, and the
@@ -324,33 +389,27 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn store_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
-        unsafe { self.f32_out(v, dst, false) };
-        self.near(v, f)
+        unsafe { self.f32_out(v, dst, false, f) }
     }
     #[inline(always)]
     fn store_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
-        unsafe { self.f16_out(v, dst, false) };
-        self.near(v, f)
+        unsafe { self.f16_out(v, dst, false, f) }
     }
     #[inline(always)]
     fn store_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
-        unsafe { self.bf16_out(v, dst, false) };
-        self.near(v, f)
+        unsafe { self.bf16_out(v, dst, false, f) }
     }
     #[inline(always)]
     fn stream_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
-        unsafe { self.f32_out(v, dst, true) };
-        self.near(v, f)
+        unsafe { self.f32_out(v, dst, true, f) }
     }
     #[inline(always)]
     fn stream_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
-        unsafe { self.f16_out(v, dst, true) };
-        self.near(v, f)
+        unsafe { self.f16_out(v, dst, true, f) }
     }
     #[inline(always)]
     fn stream_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
-        unsafe { self.bf16_out(v, dst, true) };
-        self.near(v, f)
+        unsafe { self.bf16_out(v, dst, true, f) }
     }
     #[inline(always)]
     fn fence(self) {
@@ -433,8 +492,8 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn f32x16_store_bf16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool) {
         unsafe {
-            let lo = bf16_from_odd(_mm256_castps_si256(v.0));
-            let hi = bf16_from_odd(_mm256_castps_si256(v.1));
+            let lo = bf16_nearest(_mm256_castps_si256(v.0));
+            let hi = bf16_nearest(_mm256_castps_si256(v.1));
             put_u16x16(lo, hi, dst, stream);
         }
     }
@@ -478,7 +537,7 @@ impl<const BF16: bool> Avx512<BF16> {
     #[inline(always)]
     unsafe fn bf16_out(self, v: __m512d, dst: &mut [u16; 8], stream: bool, f: &NearFilter) -> u8 {
         if !BF16 {
-            put_u16x8(bf16_from_odd(odd_f32_bits_x8(v)), dst, stream);
+            put_u16x8(bf16_nearest(odd_f32_bits_x8(v)), dst, stream);
             return self.near(v, f);
         }
         // f64 → f32 → bf16, both to nearest-even. The two roundings equal one except where
