@@ -283,14 +283,28 @@ impl Avx2 {
         stream: bool,
         f: &NearFilter,
     ) -> u8 {
-        // f64 → f32 → bf16, both to nearest-even (the second by `bf16_nearest`'s integer
-        // recipe): wrong only where the f32 lands exactly on a bf16 midpoint (low half
-        // 0x8000), and every lane within 2^28 f64-ulps of one (the filter's window is
-        // 2^24) is such a lane. Below 2^-126 the f32 is on the fixed subnormal grid, which
-        // the bf16 grid coarsens by 2^16, so the same holds there; those lanes are below
-        // the filter's threshold anyway.
+        // f64 → f32 → bf16, both to nearest: wrong only where the f32 lands exactly on a
+        // bf16 midpoint (low half 0x8000), and every lane within 2^28 f64-ulps of one (the
+        // filter's window is 2^24) is such a lane. Below 2^-126 the f32 is on the fixed
+        // subnormal grid, which the bf16 grid coarsens by 2^16, so the same holds there;
+        // those lanes are below the filter's threshold anyway. The second rounding adds
+        // half a bf16 ulp to the f32 bits and keeps their high half (a carry into the
+        // exponent is the next binade, or ∞ past the largest bf16): it rounds an f32 on a
+        // midpoint away from zero instead of to even, and a NaN to whatever its bits give,
+        // and both lanes are reported (the midpoint test; the threshold, which NaN fails)
+        // and rewritten by the caller. (`bf16_nearest`, which must get those right too,
+        // takes five operations more.)
         let nearest = self.nearest_f32(v);
-        put_u16x8(bf16_nearest(_mm256_castps_si256(nearest)), dst, stream);
+        let bits = _mm256_castps_si256(nearest);
+        let biased = _mm256_add_epi32(bits, _mm256_set1_epi32(0x8000));
+        // The high halves of the lanes: the low eight bytes of each 128-bit half, gathered.
+        let high_halves = _mm256_setr_epi8(
+            2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, //
+            2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let picked = _mm256_shuffle_epi8(biased, high_halves);
+        let gathered = _mm256_permute4x64_epi64::<0b00_00_10_00>(picked);
+        put_u16x8(_mm256_castsi256_si128(gathered), dst, stream);
         midpoint_or_small(nearest, 0xffff, 0x8000, f)
     }
 }
