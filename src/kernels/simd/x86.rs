@@ -165,7 +165,9 @@ unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
 /// The window test of `near_lane` for an f32 filter, as an eight-lane 32-bit mask: the
 /// window's bits lie at or below bit 28 (an f32's half-ulp bit in an f64), so the low
 /// 32 bits of each lane, and of the offset added to it, decide it (a carry out of them
-/// reaches only bits the mask clears).
+/// reaches only bits the mask clears). A target-feature function rather than
+/// `#[inline(always)]`, as the inline assembly's `ymm_reg` operands require; it inlines
+/// into the AVX2 loops all the same.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn within_f32_window(v: (__m256d, __m256d), f: &NearFilter) -> __m256 {
@@ -246,8 +248,6 @@ impl Avx2 {
         stream: bool,
         f: &NearFilter,
     ) -> u8 {
-        // The window on the low halves of the f64 lanes, which hold all of an f32
-        // window's bits.
         let nearest = self.nearest_f32(v);
         put_f32x8(nearest, dst, stream);
         _mm256_movemask_ps(_mm256_or_ps(
