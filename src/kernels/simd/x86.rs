@@ -143,12 +143,31 @@ unsafe fn split_f32x8(f: __m256) -> (__m256d, __m256d) {
 #[inline(always)]
 unsafe fn put_f32x8(f: __m256, dst: &mut [f32; 8], stream: bool) {
     if stream {
-        debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
         // Two 16-byte non-temporal stores: rows need only 16-byte alignment.
-        _mm_stream_ps(dst.as_mut_ptr(), _mm256_castps256_ps128(f));
-        _mm_stream_ps(dst.as_mut_ptr().add(4), _mm256_extractf128_ps::<1>(f));
+        let (first, second) = dst.split_at_mut(4);
+        put_f32x4(
+            _mm256_castps256_ps128(f),
+            first.try_into().expect("4 lanes"),
+            true,
+        );
+        put_f32x4(
+            _mm256_extractf128_ps::<1>(f),
+            second.try_into().expect("4 lanes"),
+            true,
+        );
     } else {
         _mm256_storeu_ps(dst.as_mut_ptr(), f);
+    }
+}
+
+/// Four f32 stored (streamed: one 16-byte non-temporal store, aligned).
+#[inline(always)]
+unsafe fn put_f32x4(f: __m128, dst: &mut [f32; 4], stream: bool) {
+    if stream {
+        debug_assert_eq!(dst.as_ptr() as usize % 16, 0);
+        _mm_stream_ps(dst.as_mut_ptr(), f);
+    } else {
+        _mm_storeu_ps(dst.as_mut_ptr(), f);
     }
 }
 
@@ -162,32 +181,55 @@ unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
     }
 }
 
-/// The window test of `near_lane` for an f32 filter, as an eight-lane 32-bit mask: the
-/// window's bits lie at or below bit 28 (an f32's half-ulp bit in an f64), so the low
-/// 32 bits of each lane, and of the offset added to it, decide it (a carry out of them
-/// reaches only bits the mask clears). A target-feature function rather than
-/// `#[inline(always)]`, as the inline assembly's `ymm_reg` operands require; it inlines
-/// into the AVX2 loops all the same.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn within_f32_window(v: (__m256d, __m256d), f: &NearFilter) -> __m256 {
+/// The low and the high 32-bit halves of eight f64 lanes, each as one register in the
+/// lane order [0, 1, 4, 5 | 2, 3, 6, 7] (`vshufps` works within 128-bit halves). Putting
+/// them back in order would take a lane-crossing `vpermq`, and on Zen 3 `vpermq`,
+/// `vinsertf128` and the f32 ↔ f64 conversions share one pipe (one of them per cycle, all
+/// together, in a C loop of independent chains), so the order is fixed on the mask's bits
+/// instead, by `in_lane_order`, with one table load on the integer side.
+#[inline(always)]
+unsafe fn halves_shuffled(v: (__m256d, __m256d)) -> (__m256i, __m256i) {
+    let (a, b) = (_mm256_castpd_ps(v.0), _mm256_castpd_ps(v.1));
+    (
+        _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(a, b)),
+        _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(a, b)),
+    )
+}
+
+/// A movemask of lanes in `halves_shuffled`'s order, as a lane set.
+#[inline(always)]
+fn in_lane_order(shuffled: u8) -> u8 {
+    // Bits 2, 3 hold lanes 4, 5 and bits 4, 5 lanes 2, 3: swap the two pairs.
+    static LANE_ORDER: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut m = 0;
+        while m < 256 {
+            let b = m as u8;
+            t[m] = (b & 0b1100_0011) | ((b & 0b0000_1100) << 2) | ((b & 0b0011_0000) >> 2);
+            m += 1;
+        }
+        t
+    };
+    LANE_ORDER[shuffled as usize]
+}
+
+/// `near_lane` for an f32 filter on eight lanes, from their halves in `halves_shuffled`'s
+/// order, as a compare mask in that order. The window: its bits lie at or below bit 28
+/// (an f32's half-ulp bit in an f64), so the low halves, and the low half of the offset
+/// added to them, decide it (a carry out of them reaches only bits the mask clears). The
+/// threshold: the high halves, sign cleared, against `small_high` (see there), NaN failing.
+#[inline(always)]
+unsafe fn near_f32_shuffled(low: __m256i, high: __m256i, f: &NearFilter) -> __m256 {
     debug_assert_eq!(f.mask >> 32, 0, "not an f32 filter");
-    // Low halves of lanes 0, 1, 4, 5 | 2, 3, 6, 7 (the shuffle works within 128-bit halves).
-    let low = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castpd_ps(v.0), _mm256_castpd_ps(v.1));
-    let sum = _mm256_add_epi32(_mm256_castps_si256(low), _mm256_set1_epi32(f.offset as i32));
+    let sum = _mm256_add_epi32(low, _mm256_set1_epi32(f.offset as i32));
     let masked = _mm256_and_si256(sum, _mm256_set1_epi32(f.mask as i32));
-    let in_window = _mm256_cmpeq_epi32(masked, _mm256_setzero_si256());
-    // Pairs (0, 1), (4, 5), (2, 3), (6, 7) back to lane order: one `vpermq`, written out
-    // because LLVM turns `_mm256_permute4x64_epi64` of a compare mask into four operations
-    // (extract, pack, shuffle, sign-extend).
-    let ordered: __m256i;
-    std::arch::asm!(
-        "vpermq {out}, {mask}, 0xd8",
-        out = lateout(ymm_reg) ordered,
-        mask = in(ymm_reg) in_window,
-        options(pure, nomem, nostack, preserves_flags),
+    let in_window = _mm256_castsi256_ps(_mm256_cmpeq_epi32(masked, _mm256_setzero_si256()));
+    let magnitude = _mm256_and_ps(
+        _mm256_castsi256_ps(high),
+        _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)),
     );
-    _mm256_castsi256_ps(ordered)
+    let small = _mm256_cmp_ps::<_CMP_NGT_UQ>(magnitude, _mm256_set1_ps(f.small_high));
+    _mm256_or_ps(in_window, small)
 }
 
 /// Four lanes of `near_lane` (see `NearFilter`).
@@ -248,12 +290,16 @@ impl Avx2 {
         stream: bool,
         f: &NearFilter,
     ) -> u8 {
-        let nearest = self.nearest_f32(v);
-        put_f32x8(nearest, dst, stream);
-        _mm256_movemask_ps(_mm256_or_ps(
-            small_f32_x8(nearest, f),
-            within_f32_window(v, f),
-        )) as u8
+        // The two halves of y are stored as they come from the conversions, and the filter
+        // is tested on the f64 lanes' halves: no lane-crossing operation but the two
+        // conversions (`nearest_f32` and the threshold on its result took an insert and
+        // a `vpermq` more, on the conversions' pipe; see `halves_shuffled`).
+        let (lo, hi) = (_mm256_cvtpd_ps(v.0), _mm256_cvtpd_ps(v.1));
+        let (first, second) = dst.split_at_mut(4);
+        put_f32x4(lo, first.try_into().expect("4 lanes"), stream);
+        put_f32x4(hi, second.try_into().expect("4 lanes"), stream);
+        let (low, high) = halves_shuffled(v);
+        in_lane_order(_mm256_movemask_ps(near_f32_shuffled(low, high, f)) as u8)
     }
 
     #[inline(always)]
