@@ -949,7 +949,9 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         } else {
             src.value::<S, _, G, B, false>(s, &n, j)
         };
-        let lanes = [out, g, b].map(|v| s.to_array(v));
+        // Not `[out, g, b].map(..)`: the closure is compiled without the instruction set,
+        // and each `to_array` became a call.
+        let lanes = [s.to_array(out), s.to_array(g), s.to_array(b)];
         second_look::<T, C, G, B>(c, lanes, flags[j], &mut yc[j], 8 * j, near_ties);
     }
     if !xt.is_empty() {
@@ -965,7 +967,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         let valid = ((1u16 << yt.len()) - 1) as u8;
         let flagged = T::store(s, out, &mut buf, n.filter()) & valid;
         if flagged != 0 {
-            let lanes = [out, g, b].map(|v| s.to_array(v));
+            let lanes = [s.to_array(out), s.to_array(g), s.to_array(b)];
             second_look::<T, C, G, B>(c, lanes, flagged, &mut buf, 8 * xc.len(), near_ties);
         }
         yt.copy_from_slice(&buf[..yt.len()]);
