@@ -144,20 +144,19 @@ unsafe fn split_f32x8(f: __m256) -> (__m256d, __m256d) {
 unsafe fn put_f32x8(f: __m256, dst: &mut [f32; 8], stream: bool) {
     if stream {
         // Two 16-byte non-temporal stores: rows need only 16-byte alignment.
-        let (first, second) = dst.split_at_mut(4);
-        put_f32x4(
-            _mm256_castps256_ps128(f),
-            first.try_into().expect("4 lanes"),
-            true,
-        );
-        put_f32x4(
-            _mm256_extractf128_ps::<1>(f),
-            second.try_into().expect("4 lanes"),
-            true,
-        );
+        let (lo, hi) = (_mm256_castps256_ps128(f), _mm256_extractf128_ps::<1>(f));
+        put_f32x8_halves(lo, hi, dst, true);
     } else {
         _mm256_storeu_ps(dst.as_mut_ptr(), f);
     }
+}
+
+/// Eight f32 in two halves, stored (streamed: two 16-byte halves, each aligned).
+#[inline(always)]
+unsafe fn put_f32x8_halves(lo: __m128, hi: __m128, dst: &mut [f32; 8], stream: bool) {
+    let (first, second) = dst.split_at_mut(4);
+    put_f32x4(lo, first.try_into().expect("4 lanes"), stream);
+    put_f32x4(hi, second.try_into().expect("4 lanes"), stream);
 }
 
 /// Four f32 stored (streamed: one 16-byte non-temporal store, aligned).
@@ -279,8 +278,9 @@ impl Avx2 {
     }
 
     // The stores test the filter on eight 32-bit lanes instead of two registers of four
-    // 64-bit ones: its threshold on the f32 they convert through, as on AVX-512 (the
-    // 64-bit `near` took 19 vector operations per eight lanes, these 9 or 6).
+    // 64-bit ones (the 64-bit `near` took 19 vector operations per eight lanes, these 9
+    // or 6): the f16 and bf16 stores its threshold on the f32 they convert through, as on
+    // AVX-512, the f32 store on the high halves of the f64 lanes (see `f32_out`).
 
     #[inline(always)]
     unsafe fn f32_out(
@@ -294,10 +294,7 @@ impl Avx2 {
         // is tested on the f64 lanes' halves: no lane-crossing operation but the two
         // conversions (`nearest_f32` and the threshold on its result took an insert and
         // a `vpermq` more, on the conversions' pipe; see `halves_shuffled`).
-        let (lo, hi) = (_mm256_cvtpd_ps(v.0), _mm256_cvtpd_ps(v.1));
-        let (first, second) = dst.split_at_mut(4);
-        put_f32x4(lo, first.try_into().expect("4 lanes"), stream);
-        put_f32x4(hi, second.try_into().expect("4 lanes"), stream);
+        put_f32x8_halves(_mm256_cvtpd_ps(v.0), _mm256_cvtpd_ps(v.1), dst, stream);
         let (low, high) = halves_shuffled(v);
         in_lane_order(_mm256_movemask_ps(near_f32_shuffled(low, high, f)) as u8)
     }
