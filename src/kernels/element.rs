@@ -39,9 +39,15 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// The largest magnitude among the values (NaN if one is NaN).
     fn abs_max(v: &[Self]) -> f64;
     /// Eight f64 lanes, each rounded to nearest-even in this format, except perhaps in
-    /// the lanes returned, which also hold those that the filter `f` does not pass (see
-    /// [`Simd`]'s contract).
+    /// the lanes reported, which also hold those that the filter `f` does not pass (see
+    /// [`Simd`]'s contract). Returns a report, zero exactly where no lane is reported:
+    /// [`Element::reported_lanes`] gives the lanes.
     fn store<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8], f: &NearFilter) -> u8;
+    /// The lane set of a report of `store` or `stream` (bit l: lane l).
+    #[inline(always)]
+    fn reported_lanes<S: Simd>(_s: S, report: u8) -> u8 {
+        report
+    }
     /// `store` with a non-temporal hint; `dst` must be 16-byte aligned.
     fn stream<S: Simd>(s: S, v: S::V, dst: &mut [Self; 8], f: &NearFilter) -> u8;
     /// The value with these raw bits (the low `DTYPE.bits()` bits).
@@ -74,6 +80,10 @@ impl Element for f32 {
     #[inline(always)]
     fn store<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
         s.store_f32(v, dst, f)
+    }
+    #[inline(always)]
+    fn reported_lanes<S: Simd>(s: S, report: u8) -> u8 {
+        s.f32_lanes(report)
     }
     #[inline(always)]
     fn stream<S: Simd>(s: S, v: S::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {

@@ -376,7 +376,7 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
             let x8: &[T; 8] = self.x[j][at.clone()].try_into().expect("8 lanes");
             let value = affine::<S, G, B>(s, c.wide.z(s, T::load(s, x8)), g, b);
             let mut again = [T::default(); 8];
-            *r = T::store(s, value, &mut again, c.wide.filter()) & lanes;
+            *r = T::reported_lanes(s, T::store(s, value, &mut again, c.wide.filter())) & lanes;
             for (l, v) in again.into_iter().enumerate() {
                 if lanes & (1 << l) != 0 {
                     block[8 * half + l] = v;

@@ -704,14 +704,17 @@ pub(crate) struct Scratch {
     near_ties: Vec<u32>,
     /// The current row widened to f64 (where [`RowParams::widen_once`]), else empty.
     wide: Vec<Line>,
-    /// Per whole vector of the row: the lanes its store reported (see [`Simd`]).
+    /// Per whole vector of the row: its store's report (see [`Element::reported_lanes`];
+    /// the f32 path's, for the 16-bit formats, are lane sets, as those formats' reports
+    /// are).
     flags: Vec<u8>,
     /// The vectors with a flag set, found by [`flagged_vectors`].
     flagged: Vec<u32>,
 }
 
 /// The output loop over a row's whole vectors: y = γ·z(x) + β, rounded once to `T`, and
-/// in `flags` the lanes each store reported. `WIDE`: x is read from `wide`; `STREAM`:
+/// in `flags` each store's report (the lanes it reported, in the store's order: see
+/// [`Element::reported_lanes`]; the loop only needs to know which vectors have one). `WIDE`: x is read from `wide`; `STREAM`:
 /// non-temporal stores.
 struct OutputPass<'a, T, P, C, const G: bool, const B: bool, const WIDE: bool, const STREAM: bool> {
     x: &'a [[T; 8]],
@@ -787,7 +790,7 @@ struct Sources<'a, T, P> {
 }
 
 impl<T: Element, P: Param> Sources<'_, T, P> {
-    /// Vector j of y, stored; the lanes the store reported.
+    /// Vector j of y, stored; the store's report.
     #[inline(always)]
     fn write<
         S: Simd,
@@ -952,7 +955,8 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         // Not `[out, g, b].map(..)`: the closure is compiled without the instruction set,
         // and each `to_array` became a call.
         let lanes = [s.to_array(out), s.to_array(g), s.to_array(b)];
-        second_look::<T, C, G, B>(c, lanes, flags[j], &mut yc[j], 8 * j, near_ties);
+        let reported = T::reported_lanes(s, flags[j]);
+        second_look::<T, C, G, B>(c, lanes, reported, &mut yc[j], 8 * j, near_ties);
     }
     if !xt.is_empty() {
         let g = if G { load_padded_param(s, gt) } else { zero };
@@ -965,7 +969,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         let out = affine::<S, G, B>(s, z, g, b);
         let mut buf = [T::default(); 8];
         let valid = ((1u16 << yt.len()) - 1) as u8;
-        let flagged = T::store(s, out, &mut buf, n.filter()) & valid;
+        let flagged = T::reported_lanes(s, T::store(s, out, &mut buf, n.filter())) & valid;
         if flagged != 0 {
             let lanes = [s.to_array(out), s.to_array(g), s.to_array(b)];
             second_look::<T, C, G, B>(c, lanes, flagged, &mut buf, 8 * xc.len(), near_ties);

@@ -119,7 +119,8 @@ impl std::str::FromStr for Isa {
 /// not pass ([`near_lane`]: callers look at those again); it may hold more. Checking in
 /// the store lets a path reuse what its conversion computed (the AVX-512 and AVX2 f16 and
 /// bf16 stores' double-rounding test covers the filter's window; the f32 they convert
-/// through tests its threshold).
+/// through tests its threshold). The f32 stores return that set as a report in an order of
+/// the path's own, zero exactly where the set is empty: [`Simd::f32_lanes`] gives the set.
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
     /// Runs `k` in a function of its own, compiled for this instruction set and not inlined
@@ -136,7 +137,17 @@ pub trait Simd: Copy + Send + Sync {
     fn load_f32(self, src: &[f32; 8]) -> Self::V;
     fn load_f16(self, src: &[u16; 8]) -> Self::V;
     fn load_bf16(self, src: &[u16; 8]) -> Self::V;
+    /// Returns a report: see [`Simd::f32_lanes`].
     fn store_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8;
+    /// The lane set of a report of `store_f32` or `stream_f32` (bit l: lane l). The
+    /// identity but on AVX2, whose f32 store leaves its bits in the order its shuffles give
+    /// them: the output loops only record whether a vector has a reported lane, and
+    /// putting the bits in order there cost a table load per vector on the stored flag's
+    /// dependency chain.
+    #[inline(always)]
+    fn f32_lanes(self, report: u8) -> u8 {
+        report
+    }
     fn store_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8;
     fn store_bf16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8;
     /// `store_f32` with a non-temporal hint (the data bypasses the caches); `dst` must be
@@ -608,7 +619,7 @@ mod tests {
                                 & !slack(Dtype::F16, 1 << 29),
                             s.store_bf16(v, &mut h, &filter(Dtype::BF16, 1 << 24))
                                 & !slack(Dtype::BF16, 1 << 29),
-                            s.store_f32(v, &mut f, &filter(Dtype::F32, 1 << 16))
+                            s.f32_lanes(s.store_f32(v, &mut f, &filter(Dtype::F32, 1 << 16)))
                                 & !slack(Dtype::F32, 1 << 16)
                                 & !huge,
                         ];
@@ -688,7 +699,7 @@ mod tests {
                 out.extend(s.to_array(back).map(f64::to_bits));
             }
             let ff = NearFilter::new(Dtype::F32, 1 << 16, small);
-            let flagged = s.store_f32(va, &mut f, &ff);
+            let flagged = s.f32_lanes(s.store_f32(va, &mut f, &ff));
             let kept = keep(
                 &mut out,
                 Dtype::F32,

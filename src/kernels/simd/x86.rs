@@ -185,7 +185,8 @@ unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
 /// them back in order would take a lane-crossing `vpermq`, and on Zen 3 `vpermq`,
 /// `vinsertf128` and the f32 ↔ f64 conversions share one pipe (one of them per cycle, all
 /// together, in a C loop of independent chains), so the order is fixed on the mask's bits
-/// instead, by `in_lane_order`, with one table load on the integer side.
+/// instead, by `in_lane_order`, with one table load on the integer side, and only where
+/// the lanes are looked at (`Simd::f32_lanes`).
 #[inline(always)]
 unsafe fn halves_shuffled(v: (__m256d, __m256d)) -> (__m256i, __m256i) {
     let (a, b) = (_mm256_castpd_ps(v.0), _mm256_castpd_ps(v.1));
@@ -296,7 +297,9 @@ impl Avx2 {
         // a `vpermq` more, on the conversions' pipe; see `halves_shuffled`).
         put_f32x8_halves(_mm256_cvtpd_ps(v.0), _mm256_cvtpd_ps(v.1), dst, stream);
         let (low, high) = halves_shuffled(v);
-        in_lane_order(_mm256_movemask_ps(near_f32_shuffled(low, high, f)) as u8)
+        // A report: its bits in `halves_shuffled`'s order (`f32_lanes` puts them in lane
+        // order where the lanes are looked at).
+        _mm256_movemask_ps(near_f32_shuffled(low, high, f)) as u8
     }
 
     #[inline(always)]
@@ -447,6 +450,10 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn store_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
         unsafe { self.f32_out(v, dst, false, f) }
+    }
+    #[inline(always)]
+    fn f32_lanes(self, report: u8) -> u8 {
+        in_lane_order(report)
     }
     #[inline(always)]
     fn store_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
