@@ -714,8 +714,8 @@ pub(crate) struct Scratch {
 
 /// The output loop over a row's whole vectors: y = γ·z(x) + β, rounded once to `T`, and
 /// in `flags` each store's report (the lanes it reported, in the store's order: see
-/// [`Element::reported_lanes`]; the loop only needs to know which vectors have one). `WIDE`: x is read from `wide`; `STREAM`:
-/// non-temporal stores.
+/// [`Element::reported_lanes`]; the loop only needs to know which vectors have one).
+/// `WIDE`: x is read from `wide`; `STREAM`: non-temporal stores.
 struct OutputPass<'a, T, P, C, const G: bool, const B: bool, const WIDE: bool, const STREAM: bool> {
     x: &'a [[T; 8]],
     wide: &'a [[f64; 8]],

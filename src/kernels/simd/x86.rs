@@ -185,8 +185,7 @@ unsafe fn put_u16x8(h: __m128i, dst: &mut [u16; 8], stream: bool) {
 /// them back in order would take a lane-crossing `vpermq`, and on Zen 3 `vpermq`,
 /// `vinsertf128` and the f32 ↔ f64 conversions share one pipe (one of them per cycle, all
 /// together, in a C loop of independent chains), so the order is fixed on the mask's bits
-/// instead, by `in_lane_order`, with one table load on the integer side, and only where
-/// the lanes are looked at (`Simd::f32_lanes`).
+/// instead, by `in_lane_order`, and only where the lanes are looked at (`Simd::f32_lanes`).
 #[inline(always)]
 unsafe fn halves_shuffled(v: (__m256d, __m256d)) -> (__m256i, __m256i) {
     let (a, b) = (_mm256_castpd_ps(v.0), _mm256_castpd_ps(v.1));
@@ -196,21 +195,11 @@ unsafe fn halves_shuffled(v: (__m256d, __m256d)) -> (__m256i, __m256i) {
     )
 }
 
-/// A movemask of lanes in `halves_shuffled`'s order, as a lane set.
+/// A movemask of lanes in `halves_shuffled`'s order, as a lane set: bits 2, 3 hold lanes
+/// 4, 5 and bits 4, 5 lanes 2, 3, so the two pairs swap.
 #[inline(always)]
 fn in_lane_order(shuffled: u8) -> u8 {
-    // Bits 2, 3 hold lanes 4, 5 and bits 4, 5 lanes 2, 3: swap the two pairs.
-    static LANE_ORDER: [u8; 256] = {
-        let mut t = [0u8; 256];
-        let mut m = 0;
-        while m < 256 {
-            let b = m as u8;
-            t[m] = (b & 0b1100_0011) | ((b & 0b0000_1100) << 2) | ((b & 0b0011_0000) >> 2);
-            m += 1;
-        }
-        t
-    };
-    LANE_ORDER[shuffled as usize]
+    (shuffled & 0b1100_0011) | ((shuffled & 0b0000_1100) << 2) | ((shuffled & 0b0011_0000) >> 2)
 }
 
 /// `near_lane` for an f32 filter on eight lanes, from their halves in `halves_shuffled`'s
