@@ -55,7 +55,14 @@ fn dtype_strategy() -> impl Strategy<Value = Dtype> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    // Seeded like the battery (`NORMORACLE_SEED`, else the fixed default) so every run draws
+    // the same cases.
+    #![proptest_config(ProptestConfig {
+        rng_seed: proptest::test_runner::RngSeed::Fixed(
+            normoracle::cases::rng::seed_from_env().expect("NORMORACLE_SEED"),
+        ),
+        ..ProptestConfig::with_cases(64)
+    })]
     #[test]
     fn random_rows_match_the_slow_path(
         dt in dtype_strategy(),

@@ -9,11 +9,12 @@
 //! Case counts and widths: modest by default (the whole suite runs in well under a minute);
 //! `NORMORACLE_LONG=1` raises the case counts and lets widths reach 4096.
 
+use normoracle::cases::rng::{seed_from_env, SEED_ENV};
 use normoracle::theorems::inputs::{
     eps_from_word, nonzero_rational_from_word, rational_from_word, width_from_word, Family,
 };
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+use proptest::test_runner::{Config, RngSeed};
 use quickcheck::{Arbitrary, Gen, TestResult};
 use rug::Rational;
 
@@ -40,14 +41,33 @@ pub fn cases(default: u32) -> u32 {
     }
 }
 
-/// A proptest config with `cases(default)` cases and no regression files in the tree (a failure
-/// prints its shrunk input, which is the reproducer).
+/// The suites' seed: `NORMORACLE_SEED`, else the project's fixed default, so that every run (CI's
+/// included) draws the same cases and a failure reproduces. It is printed, which the test harness
+/// shows beside a failure; set the variable to explore other cases.
+pub fn seed() -> u64 {
+    let seed = seed_from_env().unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("property seed {seed} (set {SEED_ENV} to draw other cases)");
+    seed
+}
+
+/// A proptest config with `cases(default)` cases drawn from `seed()` and no regression files in
+/// the tree (a failure prints its shrunk input, which is the reproducer).
 pub fn config(default: u32) -> Config {
     Config {
         cases: cases(default),
         failure_persistence: None,
+        rng_seed: RngSeed::Fixed(seed()),
         ..Config::default()
     }
+}
+
+/// A quickcheck runner of `cases(default)` tests drawn from `seed()` (quickcheck's own default
+/// generator size, 100).
+pub fn seeded_quickcheck(default: u32) -> quickcheck::QuickCheck {
+    quickcheck::QuickCheck::new()
+        .rng(Gen::from_size_and_seed(100, seed()))
+        .tests(u64::from(cases(default)))
+        .max_tests(u64::from(cases(default)) * 10)
 }
 
 /// A row as raw words: the family index, its parameter and one word per entry.
@@ -133,12 +153,9 @@ pub fn qc_holds(outcome: Result<(), String>) -> TestResult {
     }
 }
 
-/// Runs a quickcheck property with `cases(default)` tests.
+/// Runs a quickcheck property with `cases(default)` seeded tests.
 pub fn quickcheck<A: quickcheck::Testable>(default: u32, property: A) {
-    quickcheck::QuickCheck::new()
-        .tests(u64::from(cases(default)))
-        .max_tests(u64::from(cases(default)) * 10)
-        .quickcheck(property);
+    seeded_quickcheck(default).quickcheck(property);
 }
 
 /// quickcheck's row: the same raw words, shrunk by dropping and simplifying words.

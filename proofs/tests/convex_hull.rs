@@ -14,22 +14,11 @@ use normoracle::geometry::selectability::{
 };
 use normoracle::theorems::convex_hull::{self, own_directions};
 use normoracle::theorems::Budget;
+use normoracle_proofs::{cases, config, long, seeded_quickcheck};
 use proptest::prelude::*;
-use quickcheck::{QuickCheck, TestResult};
+use quickcheck::TestResult;
 use rug::{Float, Rational};
 use std::cmp::Ordering;
-
-fn long() -> bool {
-    std::env::var("NORMORACLE_LONG").is_ok_and(|v| v == "1")
-}
-
-fn cases(short: u32) -> u32 {
-    if long() {
-        short * 40
-    } else {
-        short
-    }
-}
 
 fn exact_only() -> Options {
     Options {
@@ -111,7 +100,11 @@ fn strict_vertices(pts: &[(i128, i128)]) -> Vec<(i128, i128)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
+    // The seeded config, still replaying the failures recorded beside this file.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: ProptestConfig::default().failure_persistence,
+        ..config(48)
+    })]
 
     /// Every certificate passes the checker; fast and exact-only pipelines agree.
     #[test]
@@ -275,9 +268,7 @@ fn filter_enclosures_contain_the_exact_value() {
         let tie_ok = cmp_sums(sa, sb, m).is_none_or(|o| o == Ordering::Equal);
         TestResult::from_bool(lo_ok && hi_ok && tie_ok)
     }
-    QuickCheck::new()
-        .tests(cases(200) as u64)
-        .quickcheck(prop as fn(Vec<f64>, Vec<f64>) -> TestResult);
+    seeded_quickcheck(200).quickcheck(prop as fn(Vec<f64>, Vec<f64>) -> TestResult);
 }
 
 /// Exact surd comparison against MPFR at 2000 bits (an independent route).
@@ -302,8 +293,7 @@ fn scaled_comparisons_agree_with_mpfr() {
         };
         TestResult::from_bool(exact == mpfr)
     }
-    QuickCheck::new()
-        .tests(cases(300) as u64)
+    seeded_quickcheck(300)
         .quickcheck(prop as fn((i32, u16), (u16, u16), (i32, u16), (u16, u16)) -> TestResult);
     // Constructed ties: a/√q = (2a)/√(4q).
     for (n, d) in [(3i64, 7i64), (-5, 2), (0, 1)] {
@@ -341,9 +331,7 @@ fn exact_solutions_substitute_back() {
             })),
         }
     }
-    QuickCheck::new()
-        .tests(cases(300) as u64)
-        .quickcheck(prop as fn(Vec<Vec<i8>>, Vec<i8>) -> TestResult);
+    seeded_quickcheck(300).quickcheck(prop as fn(Vec<Vec<i8>>, Vec<i8>) -> TestResult);
     // A square nonsingular system always has its solution found.
     let a = vec![
         vec![Rational::from(2), Rational::from(1), Rational::from(0)],

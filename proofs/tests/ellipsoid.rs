@@ -10,21 +10,10 @@ use normoracle::theorems::ellipsoid::{
     check, check_axes, check_drazin_overshoot, check_output, Instance,
 };
 use normoracle::theorems::Budget;
+use normoracle_proofs::{cases, config, long, seeded_quickcheck};
 use proptest::prelude::*;
-use quickcheck::{QuickCheck, TestResult};
+use quickcheck::TestResult;
 use rug::Rational;
-
-fn long() -> bool {
-    std::env::var("NORMORACLE_LONG").is_ok_and(|v| v == "1")
-}
-
-fn cases(short: u32) -> u32 {
-    if long() {
-        short * 50
-    } else {
-        short
-    }
-}
 
 /// Small rationals; 0 and repeats come from the gain strategy.
 fn small_rational() -> impl Strategy<Value = Rational> {
@@ -87,7 +76,11 @@ fn rationals(x: &[f64]) -> Vec<Rational> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
+    // The seeded config, still replaying the failures recorded beside this file.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: ProptestConfig::default().failure_persistence,
+        ..config(48)
+    })]
 
     /// Hyperplane, quadratic form (= N·σ²/(σ²+ε), = N at ε = 0), support bound: exact, for
     /// rational parameters and inputs.
@@ -246,9 +239,7 @@ fn quickcheck_drazin_never_tighter() {
                 && check_drazin_overshoot(&rationals(&g)).is_ok(),
         )
     }
-    QuickCheck::new()
-        .tests(cases(40) as u64)
-        .quickcheck(prop as fn(Vec<i8>) -> TestResult);
+    seeded_quickcheck(40).quickcheck(prop as fn(Vec<i8>) -> TestResult);
 }
 
 /// quickcheck: the exact quadratic form of an output equals N σ²/(σ² + ε) for float inputs
@@ -275,7 +266,5 @@ fn quickcheck_shrink_factor_is_exact() {
         };
         TestResult::from_bool(check_output(&inst, &exact::tight_form(&gain), &a, &[]).is_ok())
     }
-    QuickCheck::new()
-        .tests(cases(100) as u64)
-        .quickcheck(prop as fn(Vec<i16>, Vec<u8>, u8) -> TestResult);
+    seeded_quickcheck(100).quickcheck(prop as fn(Vec<i16>, Vec<u8>, u8) -> TestResult);
 }

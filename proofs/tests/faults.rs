@@ -7,7 +7,9 @@ use normoracle::theorems::exact_vec::{centered, is_constant, mean, normalize};
 use normoracle::theorems::{
     decompositions, faults, norm_sqrt_d, projection, rms_vs_layer, two_point_map,
 };
-use normoracle_proofs::{config, eps, holds, qc_holds, quickcheck, row, rows, QcEps, QcRow};
+use normoracle_proofs::{
+    config, eps, holds, qc_holds, quickcheck, row, rows, QcEps, QcRow, RawRow,
+};
 use proptest::prelude::*;
 use quickcheck::TestResult;
 use rug::Rational;
@@ -72,7 +74,7 @@ fn faults_caught(x: &[Rational], e: &Rational) -> Result<(), String> {
         projection::check_row(
             faults::centre_on_first,
             projection::scaled_projection,
-            &with_nonzero_mean(x),
+            &with_first_off_the_mean(x),
         ),
     )?;
     let lifted = with_nonzero_mean(x);
@@ -101,6 +103,16 @@ fn with_nonzero_mean(x: &[Rational]) -> Vec<Rational> {
     } else {
         x.to_vec()
     }
+}
+
+/// x rotated so that its first entry is not its mean (some entry is not, x being non-constant):
+/// centring on x₁ is the right centring exactly when x₁ = μ, so only such a row shows the fault.
+fn with_first_off_the_mean(x: &[Rational]) -> Vec<Rational> {
+    let mu = mean(x);
+    let first = x.iter().position(|v| *v != mu).unwrap_or(0);
+    let mut rotated = x.to_vec();
+    rotated.rotate_left(first);
+    rotated
 }
 
 /// x + 1.
@@ -143,4 +155,56 @@ fn quickcheck_faulty_references_are_caught() {
         qc_holds(faults_caught(&r.values(), &e.value()))
     }
     quickcheck(16, property as fn(QcRow, QcEps) -> TestResult);
+}
+
+/// The row CI's unseeded run shrank to: its first entry is its mean, so centring on x₁ was the
+/// right centring and, before the row was rotated, the fault went unseen.
+#[test]
+fn first_entry_at_the_mean_still_shows_centring_on_it() {
+    let r = RawRow {
+        family: 18,
+        param: 12390399853431291909,
+        words: vec![
+            11387505414459530855,
+            3197452682823932617,
+            16334310040878116255,
+            5316736772525916710,
+            18240653953196446481,
+            13315534568930615760,
+            12909071087747860690,
+            16930898701241530644,
+            11209230462910375413,
+            1251769485601617986,
+            5517484378887241978,
+            5215448928469584731,
+            17748970698017317312,
+            8346977408654415347,
+            6507039868568246544,
+            2864166780434923689,
+            16566634926358016935,
+            3863248672252588718,
+            5170214564218790097,
+            3842233714484979707,
+            14261656535773054103,
+            13661040429479044789,
+            10920297276610801146,
+            17124811863344515245,
+            6003389051759876378,
+            13909486483762456521,
+            17189780745263136937,
+            8663725389532109863,
+            559053846829133954,
+            15699016387925700861,
+            12588644529843286875,
+            14175511886351020703,
+            4689176101911629603,
+        ],
+    };
+    let x = r.values();
+    assert_eq!(
+        x[0],
+        mean(&x),
+        "the row no longer has its first entry at the mean"
+    );
+    faults_caught(&x, &Rational::from(1)).unwrap();
 }
