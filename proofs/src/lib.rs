@@ -61,6 +61,15 @@ pub fn config(default: u32) -> Config {
     }
 }
 
+/// `config(default)`, still replaying the failures recorded in the `.proptest-regressions` file
+/// beside the test (for the suites that have one checked in).
+pub fn config_replaying_regressions(default: u32) -> Config {
+    Config {
+        failure_persistence: Config::default().failure_persistence,
+        ..config(default)
+    }
+}
+
 /// A quickcheck runner of `cases(default)` tests drawn from `seed()` (quickcheck's own default
 /// generator size, 100).
 pub fn seeded_quickcheck(default: u32) -> quickcheck::QuickCheck {

@@ -14,7 +14,7 @@ use normoracle::geometry::selectability::{
 };
 use normoracle::theorems::convex_hull::{self, own_directions};
 use normoracle::theorems::Budget;
-use normoracle_proofs::{cases, config, long, seeded_quickcheck};
+use normoracle_proofs::{cases, config_replaying_regressions, long, seeded_quickcheck};
 use proptest::prelude::*;
 use quickcheck::TestResult;
 use rug::{Float, Rational};
@@ -100,11 +100,7 @@ fn strict_vertices(pts: &[(i128, i128)]) -> Vec<(i128, i128)> {
 }
 
 proptest! {
-    // The seeded config, still replaying the failures recorded beside this file.
-    #![proptest_config(ProptestConfig {
-        failure_persistence: ProptestConfig::default().failure_persistence,
-        ..config(48)
-    })]
+    #![proptest_config(config_replaying_regressions(48))]
 
     /// Every certificate passes the checker; fast and exact-only pipelines agree.
     #[test]

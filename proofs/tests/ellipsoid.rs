@@ -10,7 +10,7 @@ use normoracle::theorems::ellipsoid::{
     check, check_axes, check_drazin_overshoot, check_output, Instance,
 };
 use normoracle::theorems::Budget;
-use normoracle_proofs::{cases, config, long, seeded_quickcheck};
+use normoracle_proofs::{cases, config_replaying_regressions, long, seeded_quickcheck};
 use proptest::prelude::*;
 use quickcheck::TestResult;
 use rug::Rational;
@@ -76,11 +76,7 @@ fn rationals(x: &[f64]) -> Vec<Rational> {
 }
 
 proptest! {
-    // The seeded config, still replaying the failures recorded beside this file.
-    #![proptest_config(ProptestConfig {
-        failure_persistence: ProptestConfig::default().failure_persistence,
-        ..config(48)
-    })]
+    #![proptest_config(config_replaying_regressions(48))]
 
     /// Hyperplane, quadratic form (= N·σ²/(σ²+ε), = N at ε = 0), support bound: exact, for
     /// rational parameters and inputs.
