@@ -54,15 +54,20 @@ fn dtype_strategy() -> impl Strategy<Value = Dtype> {
     ]
 }
 
+/// `cases` cases seeded like the battery (`NORMORACLE_SEED`, else the fixed default), so every
+/// run draws the same cases; the seed is printed, which the harness shows beside a failure.
+fn seeded_config(cases: u32) -> ProptestConfig {
+    use normoracle::cases::rng::{seed_from_env, SEED_ENV};
+    let seed = seed_from_env().unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("property seed {seed} (set {SEED_ENV} to draw other cases)");
+    ProptestConfig {
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        ..ProptestConfig::with_cases(cases)
+    }
+}
+
 proptest! {
-    // Seeded like the battery (`NORMORACLE_SEED`, else the fixed default) so every run draws
-    // the same cases.
-    #![proptest_config(ProptestConfig {
-        rng_seed: proptest::test_runner::RngSeed::Fixed(
-            normoracle::cases::rng::seed_from_env().expect("NORMORACLE_SEED"),
-        ),
-        ..ProptestConfig::with_cases(64)
-    })]
+    #![proptest_config(seeded_config(64))]
     #[test]
     fn random_rows_match_the_slow_path(
         dt in dtype_strategy(),
