@@ -33,8 +33,15 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     fn load<S: Simd>(s: S, src: &[Self; 8]) -> S::V;
     /// Sixteen values widened (exactly) to f32 lanes.
     fn load16<S: Simd>(s: S, src: &[Self; 16]) -> S::F32x16;
-    /// Sixteen f32 lanes rounded to nearest-even in this format (see
-    /// [`Simd::f32x16_store_f16`] for the lanes where that may not hold).
+    /// A lane set over vectors from `load16` (bit k: lane k) as the set of the elements
+    /// they hold (bit e: element e): their orders differ for bf16 on AVX2 (see
+    /// [`Simd::f32x16_load_bf16`]).
+    #[inline(always)]
+    fn elements16<S: Simd>(_s: S, lanes: u16) -> u16 {
+        lanes
+    }
+    /// Sixteen f32 lanes (in `load16`'s lane order) rounded to nearest-even in this
+    /// format (see [`Simd::f32x16_store_f16`] for the lanes where that may not hold).
     fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [Self; 16], stream: bool);
     /// The largest magnitude among the values (NaN if one is NaN).
     fn abs_max(v: &[Self]) -> f64;
@@ -178,6 +185,10 @@ impl Element for bf16 {
     #[inline(always)]
     fn load16<S: Simd>(s: S, src: &[bf16; 16]) -> S::F32x16 {
         s.f32x16_load_bf16(bits_of(src))
+    }
+    #[inline(always)]
+    fn elements16<S: Simd>(s: S, lanes: u16) -> u16 {
+        s.f32x16_bf16_lanes(lanes)
     }
     #[inline(always)]
     fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [bf16; 16], stream: bool) {

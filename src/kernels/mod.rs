@@ -193,6 +193,9 @@ const VALUES_PER_TASK: usize = 1 << 16;
 
 /// f32 rows at least this wide read γ and β as given, in f32 (see [`normalize`]).
 const F32_PARAMS_MIN_D: usize = 8192;
+// Rows on the 16-bit formats' f32 path therefore hold γ and β as given, in the row's own
+// format, which that path loads in the lane order of x (`Element::elements16`).
+const _: () = assert!(row::WIDEN_MAX_D >= F32_PARAMS_MIN_D);
 
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
 /// [`Options`]). Errors (never panics) on d = 0, buffers too short for the layout, γ/β of

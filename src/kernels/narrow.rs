@@ -255,6 +255,10 @@ impl<
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
+        // γ and β in the row's format, loaded in the lane order of its x (see
+        // `Element::elements16`): rows on this path are wider than any that hold them
+        // widened to f64 (`WIDEN_MAX_D` ≥ `F32_PARAMS_MIN_D`).
+        debug_assert!(!(G || B) || std::mem::size_of::<P>() == std::mem::size_of::<T>());
         let c = Splats {
             mean_hi: s.f32x16_splat(self.row.mean_hi),
             mean_lo: s.f32x16_splat(self.row.mean_lo),
@@ -345,12 +349,13 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
         let uncertain = s.f32x16_uncertain(q, out, &c.test);
         if !REDO {
             T::store16(s, out, y, STREAM);
-            return uncertain.to_le_bytes();
+            return T::elements16(s, uncertain).to_le_bytes();
         }
         if uncertain == 0 {
             T::store16(s, out, y, STREAM);
             return [0, 0];
         }
+        let uncertain = T::elements16(s, uncertain);
         // Lanes to write as the f64 path writes them (in about 3 % of f16 blocks).
         let mut block = [T::default(); 16];
         T::store16(s, out, &mut block, false);

@@ -628,7 +628,8 @@ impl Param for f64 {
     }
     #[inline(always)]
     fn load16<S: Simd>(s: S, v: &[f64; 16]) -> S::F32x16 {
-        // Only f32 rows hold γ and β widened to f64, and they never take the f32 path.
+        // Never reached: rows on the f32 path are wider than `F32_PARAMS_MIN_D`, so
+        // they hold γ and β as given (which `Element::load16` loads in x's lane order).
         s.f32x16_load_f32(&v.map(|g| g as f32))
     }
     fn to_f64(self) -> f64 {

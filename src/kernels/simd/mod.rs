@@ -179,7 +179,18 @@ pub trait Simd: Copy + Send + Sync {
     fn f32x16_splat(self, v: f32) -> Self::F32x16;
     fn f32x16_load_f32(self, src: &[f32; 16]) -> Self::F32x16;
     fn f32x16_load_f16(self, src: &[u16; 16]) -> Self::F32x16;
+    /// Sixteen bf16 values widened exactly, in the lanes that [`Simd::f32x16_bf16_lanes`]
+    /// says: element order on every path but AVX2, whose lanes hold elements 0–3 and 8–11,
+    /// then 4–7 and 12–15 (interleaving with zeros within 128-bit halves widens them with
+    /// no lane-crossing instruction). Vectors so loaded combine only with each other and
+    /// with splats, and [`Simd::f32x16_store_bf16`] puts them back in element order.
     fn f32x16_load_bf16(self, src: &[u16; 16]) -> Self::F32x16;
+    /// A lane set over vectors from [`Simd::f32x16_load_bf16`] (bit k: lane k) as the set
+    /// of the elements they hold (bit e: element e).
+    #[inline(always)]
+    fn f32x16_bf16_lanes(self, lanes: u16) -> u16 {
+        lanes
+    }
     fn f32x16_add(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16;
     fn f32x16_sub(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16;
     fn f32x16_mul(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16;
@@ -190,7 +201,8 @@ pub trait Simd: Copy + Send + Sync {
     /// Each lane rounded to nearest-even f16, except perhaps where the lane is NaN, ±∞,
     /// below 2^-100 in magnitude or exactly a midpoint (lanes the callers never keep).
     fn f32x16_store_f16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool);
-    /// As `f32x16_store_f16`, to bf16.
+    /// As `f32x16_store_f16`, to bf16, from a vector in the lane order of
+    /// [`Simd::f32x16_load_bf16`].
     fn f32x16_store_bf16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool);
 }
 
@@ -750,15 +762,16 @@ mod tests {
         }
         for (half_bit, lowest) in [(12, 2f32.powi(-14)), (15, 2f32.powi(-100))] {
             let half = 1u32 << half_bit;
-            for (slope, floor) in [(5.25 * 2f32.powi(-24), 1e-30), (1e-3, 0.0)] {
-                let t = CertainTest {
+            let tests =
+                [(5.25 * 2f32.powi(-24), 1e-30), (1e-3, 0.0)].map(|(slope, floor)| CertainTest {
                     slope,
                     relative: 1.1 * 2f32.powi(-24),
                     floor,
                     cap: 2f32.powi(half_bit - 25),
                     low_mask: 2 * half - 1,
                     half,
-                };
+                });
+            for t in tests {
                 out.push(s.f32x16_uncertain(va, vb, &t) as u64);
                 out.push(s.f32x16_uncertain(vb, va, &t) as u64);
             }
@@ -766,16 +779,36 @@ mod tests {
                 x.is_finite() && x.abs() >= lowest && (x.to_bits() & (2 * half - 1)) != half
             };
             let mut h = [0u16; 16];
-            let stored = if half_bit == 12 {
+            if half_bit == 12 {
                 s.f32x16_store_f16(va, &mut h, false);
-                s.f32x16_load_f16(&h)
-            } else {
-                s.f32x16_store_bf16(va, &mut h, false);
-                s.f32x16_load_bf16(&h)
-            };
-            let back = bits(stored);
-            out.extend((0..16).map(|k| if fixed(fa[k]) { h[k] as u64 } else { 0 }));
-            out.extend((0..16).map(|k| if fixed(fa[k]) { back[k] } else { 0 }));
+                let back = bits(s.f32x16_load_f16(&h));
+                out.extend((0..16).map(|k| if fixed(fa[k]) { h[k] as u64 } else { 0 }));
+                out.extend((0..16).map(|k| if fixed(fa[k]) { back[k] } else { 0 }));
+                continue;
+            }
+            // bf16 vectors keep their own lane order (`f32x16_load_bf16`): built from bf16
+            // loads, as the kernels build them. Each lane the sum of a's value rounded to
+            // bf16 and of its remainder rounded again (an f32 between bf16 values), and
+            // the lane sets of the test over them in element order.
+            let to_bf16 = |v: [f32; 16]| v.map(|x| half::bf16::from_f32(x).to_bits());
+            let high = to_bf16(fa);
+            let rest = to_bf16(std::array::from_fn(|k| {
+                fa[k] - half::bf16::from_bits(high[k]).to_f32()
+            }));
+            let sums: [f32; 16] = std::array::from_fn(|k| {
+                half::bf16::from_bits(high[k]).to_f32() + half::bf16::from_bits(rest[k]).to_f32()
+            });
+            let (vh, vr) = (s.f32x16_load_bf16(&high), s.f32x16_load_bf16(&rest));
+            let v = s.f32x16_add(vh, vr);
+            for t in tests {
+                out.push(s.f32x16_bf16_lanes(s.f32x16_uncertain(v, vr, &t)) as u64);
+                out.push(s.f32x16_bf16_lanes(s.f32x16_uncertain(vr, v, &t)) as u64);
+            }
+            s.f32x16_store_bf16(v, &mut h, false);
+            let mut back = [0u16; 16];
+            s.f32x16_store_bf16(s.f32x16_load_bf16(&h), &mut back, false);
+            out.extend((0..16).map(|k| if fixed(sums[k]) { h[k] as u64 } else { 0 }));
+            out.extend((0..16).map(|k| if fixed(sums[k]) { back[k] as u64 } else { 0 }));
         }
         out
     }

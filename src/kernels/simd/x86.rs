@@ -107,20 +107,25 @@ unsafe fn odd_f32_bits_x8(v: __m512d) -> __m256i {
     _mm256_or_si256(_mm256_castps_si256(toward_zero), ones)
 }
 
-/// Eight f32 (bits) to bf16 bits, rounded to nearest-even; NaN stays a quiet NaN (the
-/// integer recipe of `bf16_bits_from_odd_f32`). From f32 rounded to odd, the correct
-/// rounding of the f64 they came from.
+/// Eight f32 (bits) to bf16 bits in the low halves of their lanes, rounded to
+/// nearest-even; NaN stays a quiet NaN (the integer recipe of `bf16_bits_from_odd_f32`).
+/// From f32 rounded to odd, the correct rounding of the f64 they came from.
 #[inline(always)]
-unsafe fn bf16_nearest(bits: __m256i) -> __m128i {
+unsafe fn bf16_nearest_x8(bits: __m256i) -> __m256i {
     let magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fff_ffff));
     let is_nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f80_0000));
     let lsb = _mm256_and_si256(_mm256_srli_epi32::<16>(bits), _mm256_set1_epi32(1));
     let biased = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb);
     let rounded = _mm256_srli_epi32::<16>(biased);
     let quiet = _mm256_or_si256(_mm256_srli_epi32::<16>(bits), _mm256_set1_epi32(0x40));
-    let out = _mm256_blendv_epi8(rounded, quiet, is_nan);
+    _mm256_blendv_epi8(rounded, quiet, is_nan)
+}
+
+/// `bf16_nearest_x8` packed to eight u16 in element order.
+#[inline(always)]
+unsafe fn bf16_nearest(bits: __m256i) -> __m128i {
     // Pack 8 × u32 (each < 2^16) to u16: per 128-bit half, then gather the two halves.
-    let packed = _mm256_packus_epi32(out, _mm256_setzero_si256());
+    let packed = _mm256_packus_epi32(bf16_nearest_x8(bits), _mm256_setzero_si256());
     let gathered = _mm256_permute4x64_epi64::<0b00_00_10_00>(packed);
     _mm256_castsi256_si128(gathered)
 }
@@ -327,7 +332,7 @@ impl Avx2 {
         // exponent is the next binade, or ∞ past the largest bf16): it rounds an f32 on a
         // midpoint away from zero instead of to even, and a NaN to whatever its bits give,
         // and both lanes are reported (the midpoint test; the threshold, which NaN fails)
-        // and rewritten by the caller. (`bf16_nearest`, which must get those right too,
+        // and rewritten by the caller. (`bf16_nearest_x8`, which must get those right too,
         // takes five operations more.)
         let nearest = self.nearest_f32(v);
         let bits = _mm256_castps_si256(nearest);
@@ -427,6 +432,9 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn load_f16(self, src: &[u16; 8]) -> Self::V {
+        // (Two 128-bit conversions of four, which on Zen 3 leave the pipe of the 256-bit
+        // conversions and `vextractf128`, made a single row of 4096 about 5 % faster and
+        // rows of 32768 and 65536 about 5 % slower: not kept.)
         unsafe {
             let h = _mm_loadu_si128(src.as_ptr() as *const __m128i);
             split_f32x8(_mm256_cvtph_ps(h))
@@ -434,7 +442,16 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn load_bf16(self, src: &[u16; 8]) -> Self::V {
-        unsafe { split_f32x8(bf16_to_f32x8(src)) }
+        // A bf16 is the high half of an f32: interleaved with zeros in 128-bit registers,
+        // with no `vpmovzxwd` and `vextractf128`, which take the pipe of the 256-bit
+        // conversions on Zen 3 (`benches/loop_model/avx2_ports.c`).
+        unsafe {
+            let h = _mm_loadu_si128(src.as_ptr() as *const __m128i);
+            let zero = _mm_setzero_si128();
+            let lo = _mm_castsi128_ps(_mm_unpacklo_epi16(zero, h));
+            let hi = _mm_castsi128_ps(_mm_unpackhi_epi16(zero, h));
+            (_mm256_cvtps_pd(lo), _mm256_cvtps_pd(hi))
+        }
     }
     #[inline(always)]
     fn store_f32(self, v: Self::V, dst: &mut [f32; 8], f: &NearFilter) -> u8 {
@@ -503,13 +520,24 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn f32x16_load_bf16(self, src: &[u16; 16]) -> Self::F32x16 {
-        let (a, b) = src.split_at(8);
+        // Each bf16 as the high half of an f32, interleaved with zeros within 128-bit
+        // halves: elements 0–3, 8–11 and 4–7, 12–15 (`f32x16_bf16_lanes`). Widening in
+        // element order takes a `vpmovzxwd` per eight, which on Zen 3 shares the
+        // conversions' pipe: the f32 path of bf16 rows ran 0.84–0.88 of its time with this
+        // (one thread, 1 × 32768 and 4 × 65536).
         unsafe {
+            let h = _mm256_loadu_si256(src.as_ptr() as *const __m256i);
+            let zero = _mm256_setzero_si256();
             (
-                bf16_to_f32x8(a.try_into().expect("8 lanes")),
-                bf16_to_f32x8(b.try_into().expect("8 lanes")),
+                _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, h)),
+                _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, h)),
             )
         }
+    }
+    #[inline(always)]
+    fn f32x16_bf16_lanes(self, lanes: u16) -> u16 {
+        // Lanes 4–7 hold elements 8–11 and lanes 8–11 elements 4–7.
+        (lanes & 0xf00f) | ((lanes & 0x00f0) << 4) | ((lanes >> 4) & 0x00f0)
     }
     #[inline(always)]
     fn f32x16_add(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16 {
@@ -545,9 +573,17 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn f32x16_store_bf16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool) {
         unsafe {
-            let lo = bf16_nearest(_mm256_castps_si256(v.0));
-            let hi = bf16_nearest(_mm256_castps_si256(v.1));
-            put_u16x16(lo, hi, dst, stream);
+            // In `f32x16_load_bf16`'s lane order: the pack within 128-bit halves puts the
+            // elements back in order (0–3 from v.0, 4–7 from v.1, then 8–11, 12–15).
+            let lo = bf16_nearest_x8(_mm256_castps_si256(v.0));
+            let hi = bf16_nearest_x8(_mm256_castps_si256(v.1));
+            let packed = _mm256_packus_epi32(lo, hi);
+            if stream {
+                let high = _mm256_extracti128_si256::<1>(packed);
+                put_u16x16(_mm256_castsi256_si128(packed), high, dst, true);
+            } else {
+                _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, packed);
+            }
         }
     }
 }
