@@ -32,10 +32,10 @@ STATS(fA,ldA,0) STATS(fB,ldB,0) STATS(gA,bfA,0) STATS(gB,bfB,0) STATS(wA,ldA,1) 
 typedef double(*SF)(const uint16_t*);
 static volatile double sinkv; static double best_stats(SF f,const uint16_t*x){ double m=1e30; for(int r=0;r<2000;r++){ unsigned long t=__rdtsc(); for(int k=0;k<10;k++) sinkv+=f(x); double v=(double)(__rdtsc()-t)/10; if(v<m)m=v;} return m; }
 typedef void(*F)(V,V,float);
-static double wide[D] __attribute__((aligned(64))), g[D] __attribute__((aligned(64))), b[D] __attribute__((aligned(64)));
+static double g[D] __attribute__((aligned(64))), b[D] __attribute__((aligned(64)));
 static uint16_t yout[D] __attribute__((aligned(64)));
 static uint8_t flags[D/8];
-static uint16_t xh[D] __attribute__((aligned(64))); static float g32[D] __attribute__((aligned(64))), b32[D] __attribute__((aligned(64))); static uint16_t gh[D] __attribute__((aligned(64))), bh[D] __attribute__((aligned(64)));
+static float g32[D] __attribute__((aligned(64))), b32[D] __attribute__((aligned(64))); static uint16_t gh[D] __attribute__((aligned(64))), bh[D] __attribute__((aligned(64)));
 
 static inline __m256 small_mask(__m256 n, float sm){ __m256 m=_mm256_and_ps(n,_mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))); return _mm256_cmp_ps(m,_mm256_set1_ps(sm),_CMP_NGT_UQ); }
 static inline int mid_or_small(__m256 n,int low,int mid,float sm){ __m256i bits=_mm256_and_si256(_mm256_castps_si256(n),_mm256_set1_epi32(low)); __m256i on=_mm256_cmpeq_epi32(bits,_mm256_set1_epi32(mid)); return _mm256_movemask_ps(_mm256_or_ps(_mm256_castsi256_ps(on),small_mask(n,sm))); }
@@ -52,7 +52,7 @@ __attribute__((noinline)) void bf16_half(V r, V mr, float sm){ for(int i=0;i<D;i
 static inline V ldh(const uint16_t*p){ return _mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i*)p))); }
 static inline void store_half(int i, V lo, V hi, float sm){ __m128 a=_mm256_cvtpd_ps(lo), c=_mm256_cvtpd_ps(hi); _mm_storeu_si128((__m128i*)(yout+i),_mm_unpacklo_epi64(_mm_cvtps_ph(a,0),_mm_cvtps_ph(c,0))); flags[i/8]=pack_masks(mid_or_small4(a,0x1fff,0x1000,sm),mid_or_small4(c,0x1fff,0x1000,sm)); }
 static inline void store_cur(int i, V lo, V hi, float sm){ __m256 n=_mm256_set_m128(_mm256_cvtpd_ps(hi),_mm256_cvtpd_ps(lo)); _mm_storeu_si128((__m128i*)(yout+i),_mm256_cvtps_ph(n,0)); flags[i/8]=mid_or_small(n,0x1fff,0x1000,sm); }
-__attribute__((noinline)) void v1(V r, V mr, float sm){ for(int i=0;i<D;i+=8){ V lo=_mm256_fmadd_pd(_mm256_fmadd_pd(ldh(xh+i),r,mr),_mm256_load_pd(g+i),_mm256_load_pd(b+i)); V hi=_mm256_fmadd_pd(_mm256_fmadd_pd(ldh(xh+i+4),r,mr),_mm256_load_pd(g+i+4),_mm256_load_pd(b+i+4)); store_half(i,lo,hi,sm);} }
+__attribute__((noinline)) void v1(V r, V mr, float sm){ for(int i=0;i<D;i+=8){ V lo=_mm256_fmadd_pd(_mm256_fmadd_pd(ldh(xs+i),r,mr),_mm256_load_pd(g+i),_mm256_load_pd(b+i)); V hi=_mm256_fmadd_pd(_mm256_fmadd_pd(ldh(xs+i+4),r,mr),_mm256_load_pd(g+i+4),_mm256_load_pd(b+i+4)); store_half(i,lo,hi,sm);} }
 __attribute__((noinline)) void v0h(V r, V mr, float sm){ for(int i=0;i<D;i+=8){ V lo,hi; compute(i,r,mr,&lo,&hi); store_half(i,lo,hi,sm);} }
 
 __attribute__((noinline)) void w32(V r, V mr, float sm){ for(int i=0;i<D;i+=8){ V lo=_mm256_fmadd_pd(_mm256_fmadd_pd(_mm256_load_pd(wide+i),r,mr),_mm256_cvtps_pd(_mm_load_ps(g32+i)),_mm256_cvtps_pd(_mm_load_ps(b32+i))); V hi=_mm256_fmadd_pd(_mm256_fmadd_pd(_mm256_load_pd(wide+i+4),r,mr),_mm256_cvtps_pd(_mm_load_ps(g32+i+4)),_mm256_cvtps_pd(_mm_load_ps(b32+i+4))); store_cur(i,lo,hi,sm);} }
@@ -60,7 +60,7 @@ __attribute__((noinline)) void w16(V r, V mr, float sm){ for(int i=0;i<D;i+=8){ 
 static double best_out(F f){ double m=1e30; V r=_mm256_set1_pd(1.1),mr=_mm256_set1_pd(-0.3); for(int rep=0;rep<2000;rep++){ unsigned long t=__rdtsc(); for(int k=0;k<10;k++) f(r,mr,1e-30f); double v=(double)(__rdtsc()-t)/10; if(v<m)m=v;} return m; }
 int main(){
  for(int i=0;i<D;i++){ xs[i]=0x3c00+(i*37%1000); bs[i]=0x3f80+(i*37%100);
-  wide[i]=(i%97)*0.01-0.4; g[i]=1+(i%13)*0.01; b[i]=(i%7)*0.1-0.3; xh[i]=0x3c00+(i*37%1000); gh[i]=0x3c00+i%13; bh[i]=0x3400+i%7; g32[i]=g[i]; b32[i]=b[i]; }
+  wide[i]=(i%97)*0.01-0.4; g[i]=1+(i%13)*0.01; b[i]=(i%7)*0.1-0.3; gh[i]=0x3c00+i%13; bh[i]=0x3400+i%7; g32[i]=g[i]; b32[i]=b[i]; }
  for(int rep=0;rep<3;rep++){
   double a=best_stats(fA,xs),b=best_stats(fB,xs),c=best_stats(gA,bs),d=best_stats(gB,bs),e=best_stats(wA,xs),f=best_stats(wB,xs),gg=best_stats(vA,bs),h=best_stats(vB,bs);
   printf("stats: f16 %.0f, 128-bit %.2f | bf16 vpmovzxwd %.0f, unpack %.2f | widen: f16 %.0f, 128-bit %.2f | bf16 %.0f, unpack %.2f\n",a,b/a,c,d/c,e,f/e,gg,h/gg);
