@@ -240,10 +240,29 @@ pub fn uncertain_lane(q: f32, y: f32, t: &CertainTest) -> bool {
     !kept
 }
 
+/// Sixteen f16 (bit patterns) widened to f32, exactly: the portable definition.
+#[inline(always)]
+pub fn f16x16_to_f32(src: &[u16; 16]) -> [f32; 16] {
+    src.map(|b| half::f16::from_bits(b).to_f32())
+}
+
+/// Sixteen f32 rounded to nearest-even f16 (bit patterns): the portable definition.
+#[inline(always)]
+pub fn f32x16_to_f16(v: [f32; 16]) -> [u16; 16] {
+    v.map(|x| half::f16::from_f32(x).to_bits())
+}
+
 /// The sixteen-lane f32 methods of [`Simd`] on plain arrays: the portable definition
-/// (`Scalar`) and NEON's, whose f16 conversions are not stable intrinsics.
+/// (`Scalar`) and NEON's, which passes its own f16 conversions (the widening and the
+/// rounding of sixteen lanes, as [`f16x16_to_f32`] and [`f32x16_to_f16`]).
 macro_rules! portable_f32x16 {
     () => {
+        $crate::kernels::simd::portable_f32x16!(
+            $crate::kernels::simd::f16x16_to_f32,
+            $crate::kernels::simd::f32x16_to_f16
+        );
+    };
+    ($widen_f16:path, $round_f16:path) => {
         type F32x16 = [f32; 16];
         #[inline(always)]
         fn f32x16_splat(self, v: f32) -> [f32; 16] {
@@ -255,7 +274,7 @@ macro_rules! portable_f32x16 {
         }
         #[inline(always)]
         fn f32x16_load_f16(self, src: &[u16; 16]) -> [f32; 16] {
-            src.map(|b| half::f16::from_bits(b).to_f32())
+            $widen_f16(src)
         }
         #[inline(always)]
         fn f32x16_load_bf16(self, src: &[u16; 16]) -> [f32; 16] {
@@ -290,7 +309,7 @@ macro_rules! portable_f32x16 {
         }
         #[inline(always)]
         fn f32x16_store_f16(self, v: [f32; 16], dst: &mut [u16; 16], _stream: bool) {
-            *dst = v.map(|x| half::f16::from_f32(x).to_bits());
+            *dst = $round_f16(v);
         }
         #[inline(always)]
         fn f32x16_store_bf16(self, v: [f32; 16], dst: &mut [u16; 16], _stream: bool) {

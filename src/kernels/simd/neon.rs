@@ -1,11 +1,13 @@
 //! AArch64 Advanced SIMD implementation of the eight-lane vector: four 2-lane registers.
 //!
-//! f16 conversions go through the portable per-lane code (the NEON f16 intrinsics are not
-//! stable Rust); f32 → odd uses FCVTXN, the hardware's own round-to-odd narrowing.
+//! f16 ↔ f32 by FCVTL/FCVTN, written as inline assembly (their intrinsics are not stable
+//! Rust; the instructions are base Advanced SIMD, no FP16 extension needed); f32 → odd uses
+//! FCVTXN, the hardware's own round-to-odd narrowing.
 
-use super::{f16_bits_from_odd_f32, NearFilter, Scalar, Simd};
+use super::{NearFilter, Simd};
 use crate::kernels::Vectorized;
 use std::arch::aarch64::*;
+use std::arch::asm;
 
 /// Advanced SIMD (always present on AArch64).
 #[derive(Debug, Clone, Copy)]
@@ -34,9 +36,79 @@ impl Neon {
     }
 }
 
+/// Eight f32, in two registers, widened to the vector's eight f64 lanes.
 #[inline(always)]
-unsafe fn widen_f32x4(f: float32x4_t) -> (float64x2_t, float64x2_t) {
-    (vcvt_f64_f32(vget_low_f32(f)), vcvt_high_f64_f32(f))
+unsafe fn widen_f32x8(lo: float32x4_t, hi: float32x4_t) -> [float64x2_t; 4] {
+    [
+        vcvt_f64_f32(vget_low_f32(lo)),
+        vcvt_high_f64_f32(lo),
+        vcvt_f64_f32(vget_low_f32(hi)),
+        vcvt_high_f64_f32(hi),
+    ]
+}
+
+/// Eight f16 (bit patterns) widened to f32, exactly (FCVTL, FCVTL2).
+#[inline(always)]
+unsafe fn f32x8_from_f16(h: uint16x8_t) -> (float32x4_t, float32x4_t) {
+    let (lo, hi): (float32x4_t, float32x4_t);
+    // `lo` is written before `h` is read again: `out`, not `lateout`, keeps them apart.
+    asm!(
+        "fcvtl {lo:v}.4s, {h:v}.4h",
+        "fcvtl2 {hi:v}.4s, {h:v}.8h",
+        h = in(vreg) h,
+        lo = out(vreg) lo,
+        hi = lateout(vreg) hi,
+        options(pure, nomem, nostack, preserves_flags)
+    );
+    (lo, hi)
+}
+
+/// Eight f32 rounded to f16 (FCVTN, FCVTN2) by FPCR's rounding mode, which Rust keeps at
+/// nearest-even, with FZ clear (subnormals kept) and AHP clear (IEEE half precision): the
+/// rounding of `half::f16::from_f32`, NaN's quieting and payload included.
+#[inline(always)]
+unsafe fn f16_from_f32x8(lo: float32x4_t, hi: float32x4_t) -> uint16x8_t {
+    let h: uint16x8_t;
+    // `h` is written before `hi` is read: `out`, not `lateout`, keeps them apart.
+    asm!(
+        "fcvtn {h:v}.4h, {lo:v}.4s",
+        "fcvtn2 {h:v}.8h, {hi:v}.4s",
+        lo = in(vreg) lo,
+        hi = in(vreg) hi,
+        h = out(vreg) h,
+        options(pure, nomem, nostack, preserves_flags)
+    );
+    h
+}
+
+/// [`super::f16x16_to_f32`] by FCVTL.
+#[inline(always)]
+fn f16x16_to_f32(src: &[u16; 16]) -> [f32; 16] {
+    let mut out = [0.0f32; 16];
+    for k in 0..2 {
+        // SAFETY: NEON is baseline; the accesses stay within the sixteen-element arrays.
+        unsafe {
+            let (lo, hi) = f32x8_from_f16(vld1q_u16(src.as_ptr().add(8 * k)));
+            vst1q_f32(out.as_mut_ptr().add(8 * k), lo);
+            vst1q_f32(out.as_mut_ptr().add(8 * k + 4), hi);
+        }
+    }
+    out
+}
+
+/// [`super::f32x16_to_f16`] by FCVTN.
+#[inline(always)]
+fn f32x16_to_f16(v: [f32; 16]) -> [u16; 16] {
+    let mut out = [0u16; 16];
+    for k in 0..2 {
+        // SAFETY: as in `f16x16_to_f32`.
+        unsafe {
+            let lo = vld1q_f32(v.as_ptr().add(8 * k));
+            let hi = vld1q_f32(v.as_ptr().add(8 * k + 4));
+            vst1q_u16(out.as_mut_ptr().add(8 * k), f16_from_f32x8(lo, hi));
+        }
+    }
+    out
 }
 
 /// Lanes rounded to f32 to odd (FCVTXN), as f32 bits.
@@ -110,15 +182,14 @@ impl Simd for Neon {
     }
     #[inline(always)]
     fn load_f32(self, src: &[f32; 8]) -> Self::V {
-        unsafe {
-            let (a, b) = widen_f32x4(vld1q_f32(src.as_ptr()));
-            let (c, d) = widen_f32x4(vld1q_f32(src.as_ptr().add(4)));
-            [a, b, c, d]
-        }
+        unsafe { widen_f32x8(vld1q_f32(src.as_ptr()), vld1q_f32(src.as_ptr().add(4))) }
     }
     #[inline(always)]
     fn load_f16(self, src: &[u16; 8]) -> Self::V {
-        self.load_lanes(Scalar.load_f16(src))
+        unsafe {
+            let (lo, hi) = f32x8_from_f16(vld1q_u16(src.as_ptr()));
+            widen_f32x8(lo, hi)
+        }
     }
     #[inline(always)]
     fn load_bf16(self, src: &[u16; 8]) -> Self::V {
@@ -126,9 +197,7 @@ impl Simd for Neon {
             let h = vld1q_u16(src.as_ptr());
             let lo = vshlq_n_u32::<16>(vmovl_u16(vget_low_u16(h)));
             let hi = vshlq_n_u32::<16>(vmovl_high_u16(h));
-            let (a, b) = widen_f32x4(vreinterpretq_f32_u32(lo));
-            let (c, d) = widen_f32x4(vreinterpretq_f32_u32(hi));
-            [a, b, c, d]
+            widen_f32x8(vreinterpretq_f32_u32(lo), vreinterpretq_f32_u32(hi))
         }
     }
     #[inline(always)]
@@ -143,13 +212,13 @@ impl Simd for Neon {
     }
     #[inline(always)]
     fn store_f16(self, v: Self::V, dst: &mut [u16; 8], f: &NearFilter) -> u8 {
-        let mut bits = [0u32; 8];
         unsafe {
+            // Rounded to odd, then to nearest: one correct rounding (f32 holds the f16
+            // significand and two more bits), as in `f16_bits_from_odd_f32`.
             let (lo, hi) = odd_f32_bits(v);
-            vst1q_u32(bits.as_mut_ptr(), lo);
-            vst1q_u32(bits.as_mut_ptr().add(4), hi);
+            let h = f16_from_f32x8(vreinterpretq_f32_u32(lo), vreinterpretq_f32_u32(hi));
+            vst1q_u16(dst.as_mut_ptr(), h);
         }
-        *dst = bits.map(|b| f16_bits_from_odd_f32(f32::from_bits(b)));
         self.near(v, f)
     }
     #[inline(always)]
@@ -165,10 +234,26 @@ impl Simd for Neon {
     }
     #[inline(always)]
     fn near(self, y: Self::V, f: &NearFilter) -> u8 {
-        // The portable definition, lane by lane (aarch64 is neither tuned nor measured here).
-        Scalar.near(self.to_array(y), f)
+        // `near_lane` on two lanes at a time: a lane passes where its pattern lies outside
+        // the window and |y| ≥ small (a NaN lane or a NaN small fails the comparison).
+        // Nothing else is reported: the scalar definition exactly.
+        unsafe {
+            let (offset, mask) = (vdupq_n_u64(f.offset), vdupq_n_u64(f.mask));
+            let small = vdupq_n_f64(f.small);
+            let pass = |v: float64x2_t| {
+                let bits = vaddq_u64(vreinterpretq_u64_f64(v), offset);
+                let in_window = vceqzq_u64(vandq_u64(bits, mask));
+                vbicq_u64(vcgeq_f64(vabsq_f64(v), small), in_window)
+            };
+            let pairs = |a: float64x2_t, b: float64x2_t| {
+                vmovn_u32(vcombine_u32(vmovn_u64(pass(a)), vmovn_u64(pass(b))))
+            };
+            let lanes = vcombine_u16(pairs(y[0], y[1]), pairs(y[2], y[3]));
+            const BIT: [u16; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+            !(vaddvq_u16(vandq_u16(lanes, vld1q_u16(BIT.as_ptr()))) as u8)
+        }
     }
-    // The f32 output path on plain arrays (the compiler vectorizes the arithmetic; the f16
-    // conversions are per lane, as in `load_f16`).
-    super::portable_f32x16!();
+    // The f32 output path on plain arrays (the compiler vectorizes the arithmetic), with
+    // FCVTL/FCVTN for f16.
+    super::portable_f32x16!(f16x16_to_f32, f32x16_to_f16);
 }
