@@ -578,6 +578,8 @@ impl Simd for Avx2 {
             let lo = bf16_nearest_x8(_mm256_castps_si256(v.0));
             let hi = bf16_nearest_x8(_mm256_castps_si256(v.1));
             let packed = _mm256_packus_epi32(lo, hi);
+            // As `put_f32x8`: one 32-byte store, or, streamed, two 16-byte halves (rows
+            // need only 16-byte alignment).
             if stream {
                 let high = _mm256_extracti128_si256::<1>(packed);
                 put_u16x16(_mm256_castsi256_si128(packed), high, dst, true);
