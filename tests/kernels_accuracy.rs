@@ -283,6 +283,15 @@ fn wide_16_bit_rows_are_correctly_rounded() {
 /// * y = γ·z + β cancelling by 2^40 and more: a constant row with ε = 1e-12 (z = 1 − ε/2
 ///   to within f64's resolution) and β = −γ. The f64 path once kept such values: f32
 ///   RMSNorm of x = 3 came out 13106 ulps off.
+/// * The same cancellation swept in depth: rows ±a or a (σ² = a²) with ε ≈ a²·m·2^-k (m
+///   not a power of two, so that neither the scale nor y is a short binary number, as
+///   they are for m = 1, where the f64 path happens to be exact), so that y ≈ −m·2^-(k+1)
+///   carries a relative f64 error of about 2^(k−52), from 2^-22 (k = 30) to 2^-2
+///   (k = 50): past half an ulp of every format from some k on (bf16 from k ≈ 44), so a
+///   kernel that kept the f64 value there unchecked rounds many of them wrongly. The sweep
+///   makes the test fail for bf16 too, where the four rows above cancel too little to be
+///   sure of it: with the certainty filter built from max |γ| = max |β| = 0 instead of 1
+///   (`Element::abs_max` of bf16 returning 0) they passed.
 /// * outputs on a midpoint of the subnormal range's fixed grid, where the midpoint test of
 ///   the normal range does not apply: z = ±½ exactly to within 2^-62 (x = [1 × 7, 5],
 ///   ε = 2^-60) and γ, β one subnormal step: the exact y lies just above the midpoint
@@ -296,6 +305,16 @@ fn cancelling_and_subnormal_outputs_are_correctly_rounded() {
             let alternating = (0..64).map(|i| if i % 2 == 0 { xv } else { -xv }).collect();
             v.push((Op::LayerNorm, alternating, 1.0, -1.0, eps));
             v.push((Op::RmsNorm, vec![xv; 64], 1.0, -1.0, eps));
+        }
+        for k in (30..=50).step_by(2) {
+            for m in [1.1, 1.3, 1.5, 1.7, 1.9] {
+                for a in [1.0, 3.0] {
+                    let eps = (a * a * m * 2f64.powi(-k)) as f32;
+                    let alternating = (0..64).map(|i| if i % 2 == 0 { a } else { -a }).collect();
+                    v.push((Op::LayerNorm, alternating, 1.0, -1.0, eps));
+                    v.push((Op::RmsNorm, vec![a; 64], 1.0, -1.0, eps));
+                }
+            }
         }
         let mut spiked = vec![1.0; 8];
         spiked[7] = 5.0;
