@@ -301,18 +301,19 @@ fn cancelling_and_subnormal_outputs_are_correctly_rounded() {
     let cases = |dt: Dtype| -> Vec<(Op, Vec<f64>, f64, f64, f32)> {
         let tiny = dt.min_positive_subnormal();
         let mut v = Vec::new();
-        for (xv, eps) in [(1.0, 1e-12f32), (3.0, 1e-12), (0.7, 1e-9), (1.0, 1e-10)] {
-            let alternating = (0..64).map(|i| if i % 2 == 0 { xv } else { -xv }).collect();
+        // Rows ±a (LayerNorm) and a (RMSNorm), σ² = a² either way, with γ = 1 and β = −1.
+        let mut cancelling = |a: f64, eps: f32| {
+            let alternating = (0..64).map(|i| if i % 2 == 0 { a } else { -a }).collect();
             v.push((Op::LayerNorm, alternating, 1.0, -1.0, eps));
-            v.push((Op::RmsNorm, vec![xv; 64], 1.0, -1.0, eps));
+            v.push((Op::RmsNorm, vec![a; 64], 1.0, -1.0, eps));
+        };
+        for (a, eps) in [(1.0, 1e-12f32), (3.0, 1e-12), (0.7, 1e-9), (1.0, 1e-10)] {
+            cancelling(a, eps);
         }
         for k in (30..=50).step_by(2) {
             for m in [1.1, 1.3, 1.5, 1.7, 1.9] {
                 for a in [1.0, 3.0] {
-                    let eps = (a * a * m * 2f64.powi(-k)) as f32;
-                    let alternating = (0..64).map(|i| if i % 2 == 0 { a } else { -a }).collect();
-                    v.push((Op::LayerNorm, alternating, 1.0, -1.0, eps));
-                    v.push((Op::RmsNorm, vec![a; 64], 1.0, -1.0, eps));
+                    cancelling(a, (a * a * m * 2f64.powi(-k)) as f32);
                 }
             }
         }

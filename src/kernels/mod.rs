@@ -320,14 +320,13 @@ fn run_rows<T: Element, P: row::Param>(
     // The 16-bit formats' rows are widened once wherever they take the f64 path (up to
     // `WIDEN_MAX_D`; wider ones take the f32 path, which reads x itself). f32 rows only in
     // a LayerNorm of a single row, where reading the f64 row back beats converting x again
-    // (1 × 4096 2.10 → 1.82 µs). Elsewhere the second conversion costs less than the f64
-    // row's traffic: rows streamed from memory by many tasks (4096 × 4096 LayerNorm 4.8 →
-    // 5.4 ms when widened); and, on Zen 3 (one thread, rows in cache, the same binary
-    // either way, best of 400 × 10 calls), single tasks of several rows (LayerNorm
-    // 16 × 4096 0.91 of the widened time, 4 × 4096 0.92; RMSNorm 0.84, 0.87; 16 × 1024 and
-    // 4 × 16384 within 2 %) and RMSNorm's single rows (1 × 4096 0.95, 1 × 16384 0.91),
-    // whose widened row is x itself. Earlier, on Zen 4, 16 × 1024 had gained from widening
-    // (8.5 → 6.8 µs); here it is even.
+    // (1 × 4096 2.10 → 1.82 µs). Elsewhere converting x again was faster: rows streamed
+    // from memory by many tasks (4096 × 4096 LayerNorm 4.8 → 5.4 ms when widened); and, on
+    // Zen 3 (one thread, rows in cache, the same binary either way, best of 400 × 10
+    // calls), single tasks of several rows (LayerNorm 16 × 4096 0.91 of the widened time,
+    // 4 × 4096 0.92; RMSNorm 0.84, 0.87; 16 × 1024 and 4 × 16384 within 2 %) and RMSNorm's
+    // single rows (1 × 4096 0.95, 1 × 16384 0.91), whose widened row is x itself. Earlier,
+    // on Zen 4, 16 × 1024 had gained from widening (8.5 → 6.8 µs); here it is even.
     let widen_once =
         T::NARROW.is_some() || (single_task && op == Op::LayerNorm && layout.rows == 1);
     let task = |first_row: usize, y_rows: &mut [T]| {
