@@ -327,8 +327,8 @@ fn run_rows<T: Element, P: row::Param>(
     // 4 × 4096 0.92; RMSNorm 0.84, 0.87; 16 × 1024 and 4 × 16384 within 2 %) and RMSNorm's
     // single rows (1 × 4096 0.95, 1 × 16384 0.91), whose widened row is x itself. Earlier,
     // on Zen 4, 16 × 1024 had gained from widening (8.5 → 6.8 µs); here it is even.
-    let widen_once =
-        T::NARROW.is_some() || (single_task && op == Op::LayerNorm && layout.rows == 1);
+    // (A single row is always a single task: rows_per_task ≥ 1.)
+    let widen_once = T::NARROW.is_some() || (op == Op::LayerNorm && layout.rows == 1);
     let task = |first_row: usize, y_rows: &mut [T]| {
         let rows = Rows {
             op,
