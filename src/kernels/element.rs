@@ -213,3 +213,58 @@ impl Element for bf16 {
         bf16::to_bits(self) as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `abs_max` against the largest |value| taken value by value in f64, over random bit
+    /// patterns of every class but NaN (subnormals, ±0, ±∞ included), with the largest
+    /// magnitude placed first, last and in between, negative and positive; NaN wins over
+    /// everything, an empty slice gives 0. (The f64 path's certainty filter is built from
+    /// these maxima: one that returns less lets lanes through untested.)
+    fn check<T: Element>() {
+        let bits = T::DTYPE.bits();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ bits as u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> (64 - bits)
+        };
+        let value = |b: u64| T::DTYPE.to_f64(b);
+        for trial in 0..200 {
+            let mut v: Vec<T> = (0..1 + trial % 37)
+                .map(|_| next())
+                .filter(|&b| !value(b).is_nan())
+                .map(T::from_bits)
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            let expected = v
+                .iter()
+                .fold(0.0f64, |m, x| m.max(value(x.to_bits()).abs()));
+            let at = trial % v.len();
+            let largest = v.iter().position(|x| value(x.to_bits()).abs() == expected);
+            v.swap(at, largest.expect("the maximum is one of the values"));
+            assert_eq!(T::abs_max(&v), expected, "{:?} trial {trial}", T::DTYPE);
+            v.reverse();
+            assert_eq!(T::abs_max(&v), expected, "{:?} trial {trial}", T::DTYPE);
+        }
+        let one = T::DTYPE.round_f64(1.0);
+        let minus_two = T::DTYPE.round_f64(-2.0);
+        let row = [one, minus_two, one].map(T::from_bits);
+        assert_eq!(T::abs_max(&row), 2.0, "{:?}", T::DTYPE);
+        let with_nan = [one, T::DTYPE.nan_bits(), minus_two].map(T::from_bits);
+        assert!(T::abs_max(&with_nan).is_nan(), "{:?}", T::DTYPE);
+        assert_eq!(T::abs_max(&[]), 0.0, "{:?}", T::DTYPE);
+    }
+
+    #[test]
+    fn abs_max_is_the_largest_magnitude() {
+        check::<f32>();
+        check::<f16>();
+        check::<bf16>();
+    }
+}
