@@ -39,7 +39,7 @@ pub struct Args {
     /// Instruction set of the native kernels: scalar, avx2, avx512, neon (default: fastest).
     #[arg(long)]
     isa: Option<String>,
-    /// Non-temporal stores for y: auto (by output size), on, off.
+    /// Non-temporal stores for y: auto (f32 outputs of 24 MiB or more), on, off.
     #[arg(long, default_value = "auto")]
     stream: String,
     /// Leave candle-nn out even when it is compiled in.

@@ -26,7 +26,7 @@ pub struct Config {
     pub min_sample: Duration,
     /// Instruction set of the native kernels (fastest available when `None`).
     pub isa: Option<Isa>,
-    /// Non-temporal stores for y (`None`: the kernels' default by output size).
+    /// Non-temporal stores for y (`None`: the kernels' default, f32 outputs by size).
     pub stream: Option<bool>,
     /// Include candle-nn (needs the `candle` feature).
     pub candle: bool,

@@ -28,6 +28,7 @@ pub mod simd;
 pub use element::Element;
 pub use simd::Isa;
 
+use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::problem::Op;
 use half::{bf16, f16};
@@ -174,7 +175,7 @@ pub struct Params<'a, T> {
 /// How to run: which instruction set (the fastest available when `None`), how many rows
 /// each parallel task takes (chosen from the row width when `None`; `Some(n)` with
 /// n ≥ rows runs on the calling thread), and whether y is written with non-temporal
-/// stores that bypass the caches (when `None`: for outputs of at least
+/// stores that bypass the caches (when `None`: for f32 outputs of at least
 /// [`STREAM_MIN_BYTES`]). None of them changes a single output bit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
@@ -183,9 +184,22 @@ pub struct Options {
     pub stream: Option<bool>,
 }
 
-/// Outputs at least this large are streamed past the caches by default: they would not
-/// stay cached anyway, and streaming saves reading every output line before writing it.
+/// f32 outputs at least this large are streamed past the caches by default: they would
+/// not stay cached anyway, and streaming saves reading every output line before writing it.
 pub const STREAM_MIN_BYTES: usize = 24 << 20;
+
+/// Whether y is streamed when [`Options::stream`] is `None`: f32 outputs of at least
+/// [`STREAM_MIN_BYTES`]. The 16-bit formats never are: their rows are bound by the f64
+/// arithmetic and its conversions, not by memory, and the output lines read before they
+/// are written cost less than the non-temporal stores (Zen 3, 2 threads, cached stores
+/// over streamed ones, LayerNorm, medians of 8–20 paired rounds: f16 0.89–0.96 at
+/// 16384 × 1024, 0.87–0.98 at 4096 × 4096, 0.94 at 8192 × 4096, 0.96 at 32768 × 1024;
+/// bf16 0.93–1.05, 0.94, 0.90, 1.00; the same four lines streamed back to back from an
+/// L1 buffer were slower still). f32 measured even either way (0.98 at 4096 × 4096, 1.04
+/// at 16384 × 1024) and keeps the rule it was chosen with.
+fn streams_by_default(dtype: Dtype, layout: Layout) -> bool {
+    dtype == Dtype::F32 && layout.rows * layout.d * 4 >= STREAM_MIN_BYTES
+}
 
 /// Values per parallel task when `rows_per_task` is not given: large enough to amortize
 /// scheduling, small enough to balance a few threads.
@@ -315,7 +329,7 @@ fn run_rows<T: Element, P: row::Param>(
         .max(1);
     let stream = options
         .stream
-        .unwrap_or(layout.rows * layout.d * (T::DTYPE.bits() as usize / 8) >= STREAM_MIN_BYTES);
+        .unwrap_or_else(|| streams_by_default(T::DTYPE, layout));
     let single_task = rows_per_task >= layout.rows;
     // The 16-bit formats' rows are widened once wherever they take the f64 path (up to
     // `WIDEN_MAX_D`; wider ones take the f32 path, which reads x itself). f32 rows only in
@@ -573,4 +587,25 @@ typed! {
     rms_norm_f32 => rms_norm::<f32>,
     rms_norm_f16 => rms_norm::<f16>,
     rms_norm_bf16 => rms_norm::<bf16>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only f32 outputs of at least `STREAM_MIN_BYTES` are streamed by default, however
+    /// large a 16-bit output is.
+    #[test]
+    fn only_large_f32_outputs_stream_by_default() {
+        let f32_rows = STREAM_MIN_BYTES / 4 / 1024;
+        let at = Layout::contiguous(f32_rows, 1024);
+        let below = Layout::contiguous(f32_rows - 1, 1024);
+        assert!(streams_by_default(Dtype::F32, at));
+        assert!(!streams_by_default(Dtype::F32, below));
+        let huge = Layout::contiguous(4 * f32_rows, 1024);
+        assert!(streams_by_default(Dtype::F32, huge));
+        for dtype in [Dtype::F16, Dtype::BF16] {
+            assert!(!streams_by_default(dtype, huge), "{dtype:?}");
+        }
+    }
 }
