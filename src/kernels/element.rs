@@ -225,13 +225,8 @@ mod tests {
     /// these maxima: one that returns less lets lanes through untested.)
     fn check<T: Element>() {
         let bits = T::DTYPE.bits();
-        let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ bits as u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            state >> (64 - bits)
-        };
+        let mut rng = crate::cases::rng::Rng::new(1, bits as u64);
+        let mut next = move || rng.next_u64() >> (64 - bits);
         let value = |b: u64| T::DTYPE.to_f64(b);
         for trial in 0..200 {
             let mut v: Vec<T> = (0..1 + trial % 37)

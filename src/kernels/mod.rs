@@ -198,7 +198,7 @@ pub const STREAM_MIN_BYTES: usize = 24 << 20;
 /// L1 buffer were slower still). f32 measured even either way (0.98 at 4096 × 4096, 1.04
 /// at 16384 × 1024) and keeps the rule it was chosen with.
 fn streams_by_default(dtype: Dtype, layout: Layout) -> bool {
-    dtype == Dtype::F32 && layout.rows * layout.d * 4 >= STREAM_MIN_BYTES
+    dtype == Dtype::F32 && layout.rows * layout.d * (dtype.bits() as usize / 8) >= STREAM_MIN_BYTES
 }
 
 /// Values per parallel task when `rows_per_task` is not given: large enough to amortize
