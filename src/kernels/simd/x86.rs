@@ -13,8 +13,14 @@ use std::arch::x86_64::*;
 #[derive(Debug, Clone, Copy)]
 pub struct Avx2(());
 
-/// AVX-512F + VL (+ AVX2, FMA, F16C): eight lanes in one register. `BF16`: the CPU also
-/// has AVX512-BF16, whose conversion instruction rounds f32 to bf16.
+/// AVX-512F + VL + DQ (+ AVX2, FMA, F16C): eight lanes in one register. `BF16`: the CPU
+/// also has AVX512-BF16, whose conversion instruction rounds f32 to bf16.
+///
+/// DQ (which every CPU with AVX-512VL also has) for one instruction: `kmovb` stores a
+/// store's report, a mask register, straight to its flag byte. Without it the mask goes
+/// through a general register first (`kmovw`), a µop on port 0 on Intel cores, the port
+/// the output loop's conversions and fused multiply-adds already keep busy (Emerald
+/// Rapids, 2 threads, eight alternating rounds: see the README's section on that CPU).
 #[derive(Debug, Clone, Copy)]
 pub struct Avx512<const BF16: bool>(());
 
@@ -46,6 +52,7 @@ impl Avx2 {
 fn has_avx512() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx512dq")
         && is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("fma")
         && is_x86_feature_detected!("f16c")
@@ -56,10 +63,10 @@ impl Avx512<false> {
         has_avx512().then_some(Avx512(()))
     }
 
-    /// Runs `k` compiled for AVX-512F + VL + AVX2 + FMA + F16C.
+    /// Runs `k` compiled for AVX-512F + VL + DQ + AVX2 + FMA + F16C.
     #[inline]
     pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma,f16c")]
         unsafe fn inner<K: Vectorized>(s: Avx512<false>, k: K) -> K::Output {
             k.run(s)
         }
@@ -78,10 +85,10 @@ impl Avx512<true> {
         Avx512(())
     }
 
-    /// Runs `k` compiled for AVX-512F + VL + BF16 + AVX2 + FMA + F16C.
+    /// Runs `k` compiled for AVX-512F + VL + DQ + BF16 + AVX2 + FMA + F16C.
     #[inline]
     pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
-        #[target_feature(enable = "avx512f,avx512vl,avx512bf16,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
         unsafe fn inner<K: Vectorized>(s: Avx512<true>, k: K) -> K::Output {
             k.run(s)
         }
@@ -662,20 +669,20 @@ unsafe fn small_f32(nearest: __m256, f: &NearFilter) -> u8 {
     _mm256_cmp_ps_mask::<_CMP_NGT_UQ>(magnitude, _mm256_set1_ps(f.small_f32))
 }
 
-// SAFETY (all methods below): the token proves the CPU supports AVX-512F + VL (+ BF16 when
-// `BF16`) + AVX2 + FMA + F16C, and the methods run inlined into `vectorize`'s
+// SAFETY (all methods below): the token proves the CPU supports AVX-512F + VL + DQ (+ BF16
+// when `BF16`) + AVX2 + FMA + F16C, and the methods run inlined into `vectorize`'s
 // target-feature function; pointer accesses stay within the eight-element arrays.
 impl<const BF16: bool> Simd for Avx512<BF16> {
     type V = __m512d;
     #[inline(always)]
     fn isolated<K: Vectorized>(self, k: K) -> K::Output {
         #[inline(never)]
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma,f16c")]
         unsafe fn inner<K: Vectorized>(s: Avx512<false>, k: K) -> K::Output {
             k.run(s)
         }
         #[inline(never)]
-        #[target_feature(enable = "avx512f,avx512vl,avx512bf16,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
         unsafe fn inner_bf16<K: Vectorized>(s: Avx512<true>, k: K) -> K::Output {
             k.run(s)
         }
