@@ -831,4 +831,37 @@ mod tests {
         }
         out
     }
+
+    /// Every path whose instructions the CPU has is offered, and is what `detect` picks:
+    /// the required features restated from the CPU's own report, so that a path the
+    /// kernels could run but the dispatch leaves out (and every test skips) fails here.
+    #[test]
+    fn available_offers_every_path_the_cpu_supports() {
+        let available = Isa::available();
+        assert_eq!(available.first(), Some(&Isa::Scalar));
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+                && is_x86_feature_detected!("f16c");
+            let avx512 = avx2
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512dq");
+            let bf16 = avx512 && is_x86_feature_detected!("avx512bf16");
+            let expected: Vec<Isa> = [
+                (Isa::Scalar, true),
+                (Isa::Avx2, avx2),
+                (Isa::Avx512, avx512),
+                (Isa::Avx512Bf16, bf16),
+            ]
+            .into_iter()
+            .filter_map(|(isa, has)| has.then_some(isa))
+            .collect();
+            assert_eq!(available, expected);
+        }
+        #[cfg(target_arch = "aarch64")]
+        assert_eq!(available, [Isa::Scalar, Isa::Neon]);
+        assert_eq!(Some(&Isa::detect()), available.last());
+    }
 }
