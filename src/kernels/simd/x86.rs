@@ -16,11 +16,12 @@ pub struct Avx2(());
 /// AVX-512F + VL + DQ (+ AVX2, FMA, F16C): eight lanes in one register. `BF16`: the CPU
 /// also has AVX512-BF16, whose conversion instruction rounds f32 to bf16.
 ///
-/// DQ (which every CPU with AVX-512VL also has) for one instruction: `kmovb` stores a
-/// store's report, a mask register, straight to its flag byte. Without it the mask goes
-/// through a general register first (`kmovw`), a µop on port 0 on Intel cores, the port
-/// the output loop's conversions and fused multiply-adds already keep busy (Emerald
-/// Rapids, 2 threads, eight alternating rounds: see the README's section on that CPU).
+/// DQ (which every CPU with AVX-512VL made so far also has) for one instruction: `kmovb`
+/// stores a store's report, a mask register, straight to its flag byte. Without it the
+/// mask goes through a general register first (`kmovw`), a µop on port 0 on Intel cores,
+/// the port the output loop's conversions and fused multiply-adds already keep busy
+/// (Emerald Rapids, 2 threads, two series of eight alternating rounds: see the README's
+/// section on that CPU).
 #[derive(Debug, Clone, Copy)]
 pub struct Avx512<const BF16: bool>(());
 
