@@ -743,9 +743,9 @@ impl<
         const STREAM: bool,
     > Vectorized for OutputPass<'_, T, P, C, G, B, WIDE, STREAM>
 {
-    type Output = ();
+    type Output = u16;
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, s: S) -> u16 {
         let n = self.constants.vectors(s);
         let len = self.y.len();
         let src = Sources {
@@ -755,27 +755,45 @@ impl<
             beta: if B { &self.beta[..len] } else { &[] },
         };
         let (y, flags) = (self.y, &mut self.flags[..len]);
-        // With a next row: vectors a cache line at a time (two of f32, four of the 16-bit
-        // formats), each line requesting the same line of the next row. Without: one plain
-        // loop (below, which also takes the vectors after the last whole line). The f32
-        // path's loop (`narrow`) has the same shape: shared through a closure, both ran
-        // 20× slower (the closure is compiled without the instruction set).
-        let per_line = 64 / (8 * std::mem::size_of::<T>());
-        let lines = len / per_line;
+        // Stores of one vector or two ([`Element::STORES_PAIRS`]). With a next row: a cache
+        // line at a time (two vectors of f32, four of the 16-bit formats), each line
+        // requesting the same line of the next row. Without: one plain loop (below, which
+        // also takes the stores after the last whole line, and an odd last vector). The
+        // f32 path's loop (`narrow`) has the same shape: shared through a closure, both
+        // ran 20× slower (the closure is compiled without the instruction set).
+        let per_store = if T::STORES_PAIRS { 2 } else { 1 };
+        let stores_per_line = 64 / (8 * std::mem::size_of::<T>()) / per_store;
+        let stores = len / per_store;
+        let lines = stores / stores_per_line;
+        let mut any = 0u16;
         let whole = match self.next {
             Some(next) => {
                 for line in 0..lines {
                     s.prefetch(next.wrapping_add(64 * line));
-                    for j in line * per_line..(line + 1) * per_line {
-                        flags[j] = src.write::<S, _, G, B, WIDE, STREAM>(s, &n, j, &mut y[j]);
+                    for k in line * stores_per_line..(line + 1) * stores_per_line {
+                        any |= src.write_store::<S, _, G, B, WIDE, STREAM>(s, &n, k, y, flags);
                     }
                 }
-                lines * per_line
+                lines * stores_per_line
             }
             None => 0,
         };
-        for j in whole..len {
-            flags[j] = src.write::<S, _, G, B, WIDE, STREAM>(s, &n, j, &mut y[j]);
+        for k in whole..stores {
+            any |= src.write_store::<S, _, G, B, WIDE, STREAM>(s, &n, k, y, flags);
+        }
+        if per_store * stores < len {
+            let j = len - 1;
+            let report = src.write::<S, _, G, B, WIDE, STREAM>(s, &n, j, &mut y[j]);
+            flags[j] = report;
+            any |= report as u16;
+        }
+        if T::STORES_PAIRS {
+            any
+        } else {
+            // f32 reports every flag to the scan: most rows of f32 have a flagged vector
+            // (the window reports about one value in 4096), so the OR, one µop more a
+            // vector, would rarely spare the scan; in cache it took 0.90–1.07 of the time.
+            u16::MAX
         }
     }
 }
@@ -812,6 +830,40 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
             T::stream(s, out, y, n.filter())
         } else {
             T::store(s, out, y, n.filter())
+        }
+    }
+
+    /// Store k of the output loop: vector k of y, or vectors 2k and 2k + 1 where the format
+    /// [stores pairs](Element::STORES_PAIRS), written with their reports into `flags`
+    /// (one byte per vector); returns the reports, OR-ed.
+    #[inline(always)]
+    fn write_store<
+        S: Simd,
+        N: Normalize<S>,
+        const G: bool,
+        const B: bool,
+        const WIDE: bool,
+        const STREAM: bool,
+    >(
+        self,
+        s: S,
+        n: &N,
+        k: usize,
+        y: &mut [[T; 8]],
+        flags: &mut [u8],
+    ) -> u16 {
+        if T::STORES_PAIRS {
+            let j = 2 * k;
+            let (first, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j);
+            let (second, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j + 1);
+            let y: &mut [T; 16] = y[j..j + 2].as_flattened_mut().try_into().expect("16");
+            let reports = T::store_pair(s, [first, second], y, n.filter(), STREAM);
+            flags[j..j + 2].copy_from_slice(&reports.to_le_bytes());
+            reports
+        } else {
+            let report = self.write::<S, N, G, B, WIDE, STREAM>(s, n, k, &mut y[k]);
+            flags[k] = report;
+            report as u16
         }
     }
 
@@ -917,8 +969,10 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
             })
         };
     }
+    // The OR of the f64 loop's reports; the f32 path's are always scanned.
+    let mut reported = if start > 0 { u16::MAX } else { 0 };
     if start < xc.len() {
-        if C::X_ONLY {
+        reported |= if C::X_ONLY {
             if stream {
                 pass!(false, true)
             } else {
@@ -931,7 +985,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
                 (true, false) => pass!(true, false),
                 (true, true) => pass!(true, true),
             }
-        }
+        };
     }
     let n = c.vectors(s);
     let zero = s.splat(0.0);
@@ -945,7 +999,11 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     // runs on most rows: out of line, in a loop of its own (inlined here, among the row's
     // live values, it kept its iterators on the stack; the code around the two loops took
     // 15 % of a 4096 × 4096 f32 LayerNorm's kernel samples on Zen 3, 7.5 % with this).
-    flagged_vectors(flags, flagged);
+    if reported != 0 {
+        flagged_vectors(flags, flagged);
+    } else {
+        flagged.clear();
+    }
     for &j in flagged.iter() {
         let j = j as usize;
         let (out, g, b) = if use_wide {
