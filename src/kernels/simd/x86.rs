@@ -31,8 +31,11 @@ pub struct Avx512<const BF16: bool>(());
 /// in cache: 1.035 of the time of 16-byte stores with y 16 bytes past a line, 0.965 with
 /// y on one). The low half is stored by inline assembly, since LLVM joins two adjacent
 /// stores into one; the high half is then `vextracti128` to memory, which takes no vector
-/// ALU port, and the conversion before them stays a register form (folded into a store,
-/// it is one more µop).
+/// ALU port. (Volatile stores did not serve: through a packed struct, LLVM passed the
+/// halves through the stack.)
+///
+/// Safety: the caller has AVX (VEX `vmovdqu`); `dst` holds 32 bytes, of which the
+/// assembly writes the first 16 (an unaligned store) and touches nothing else.
 #[inline(always)]
 unsafe fn put_u16x16_split(h: __m256i, dst: &mut [u16; 16], stream: bool) {
     let (lo, hi) = (_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
