@@ -637,11 +637,11 @@ mod tests {
         }
     }
 
-    /// A pair store (`Element::store_pair` of f16 and bf16, streamed or not: on AVX-512
-    /// one sixteen-lane store, elsewhere two stores) writes the bits of the two single
-    /// stores, first vector first, and returns exactly their reports, the first's in the
-    /// low byte: the output loop records them as two flag bytes, and the second look reads
-    /// each vector's lanes from its byte.
+    /// A pair store (`Element::store_pair`, streamed or not: for f16 and bf16 on AVX-512
+    /// one sixteen-lane store, elsewhere and for f32 two stores) writes the bits of the
+    /// two single stores, first vector first, and returns exactly their reports, the
+    /// first's in the low byte: the output loop records them as two flag bytes, and the
+    /// second look reads each vector's lanes from its byte.
     #[test]
     fn pair_stores_are_two_single_stores() {
         use crate::kernels::Element;
@@ -673,8 +673,12 @@ mod tests {
                             compare::<S, f16>(s, v, &NearFilter::new(Dtype::F16, 1 << 23, small));
                         let bf16_ok =
                             compare::<S, bf16>(s, v, &NearFilter::new(Dtype::BF16, 1 << 24, small));
-                        if !(f16_ok && bf16_ok) {
-                            mismatches.extend([k as u64, f16_ok as u64]);
+                        let f32_ok =
+                            compare::<S, f32>(s, v, &NearFilter::new(Dtype::F32, 1 << 16, small));
+                        for (format, ok) in [f16_ok, bf16_ok, f32_ok].into_iter().enumerate() {
+                            if !ok {
+                                mismatches.extend([k as u64, format as u64]);
+                            }
                         }
                     }
                 }
@@ -688,7 +692,7 @@ mod tests {
                 bad.is_empty(),
                 "{isa}: pair {} ({}) differs from two stores",
                 bad[0],
-                if bad[1] == 1 { "bf16" } else { "f16" }
+                ["f16", "bf16", "f32"][bad[1] as usize]
             );
         }
     }
