@@ -782,10 +782,7 @@ impl<
             any |= src.write_store::<S, _, G, B, WIDE, STREAM>(s, &n, k, y, flags);
         }
         if per_store * stores < len {
-            let j = len - 1;
-            let report = src.write::<S, _, G, B, WIDE, STREAM>(s, &n, j, &mut y[j]);
-            flags[j] = report;
-            any |= report as u16;
+            any |= src.write::<S, _, G, B, WIDE, STREAM>(s, &n, len - 1, y, flags);
         }
         if T::STORES_PAIRS {
             any
@@ -809,7 +806,7 @@ struct Sources<'a, T, P> {
 }
 
 impl<T: Element, P: Param> Sources<'_, T, P> {
-    /// Vector j of y, stored; the store's report.
+    /// Vector j of y, stored, with the store's report recorded in `flags[j]`; the report.
     #[inline(always)]
     fn write<
         S: Simd,
@@ -823,14 +820,17 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
         s: S,
         n: &N,
         j: usize,
-        y: &mut [T; 8],
-    ) -> u8 {
+        y: &mut [[T; 8]],
+        flags: &mut [u8],
+    ) -> u16 {
         let (out, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j);
-        if STREAM {
-            T::stream(s, out, y, n.filter())
+        let report = if STREAM {
+            T::stream(s, out, &mut y[j], n.filter())
         } else {
-            T::store(s, out, y, n.filter())
-        }
+            T::store(s, out, &mut y[j], n.filter())
+        };
+        flags[j] = report;
+        report as u16
     }
 
     /// Store k of the output loop: vector k of y, or vectors 2k and 2k + 1 where the format
@@ -861,9 +861,7 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
             flags[j..j + 2].copy_from_slice(&reports.to_le_bytes());
             reports
         } else {
-            let report = self.write::<S, N, G, B, WIDE, STREAM>(s, n, k, &mut y[k]);
-            flags[k] = report;
-            report as u16
+            self.write::<S, N, G, B, WIDE, STREAM>(s, n, k, y, flags)
         }
     }
 
