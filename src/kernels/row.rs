@@ -33,8 +33,9 @@
 //!
 //! Speed: the two loops over a row (statistics, output) each run in a function of their
 //! own ([`Simd::isolated`]), so that their constants stay in registers; the output loop
-//! has no branch on its data (what the stores report is recorded per vector and looked at
-//! after the loop) and requests the next row's cache lines as it goes.
+//! has no branch on its data (what the stores report is OR-ed over eight vectors, recorded,
+//! and looked at after the loop: see [`Reports`]) and requests the next row's cache lines
+//! as it goes.
 
 use super::element::Element;
 use super::narrow::{self, NarrowPass, NarrowRow};
@@ -705,17 +706,18 @@ pub(crate) struct Scratch {
     near_ties: Vec<u32>,
     /// The current row widened to f64 (where [`RowParams::widen_once`]), else empty.
     wide: Vec<Line>,
-    /// Per whole vector of the row: its store's report (see [`Element::reported_lanes`];
-    /// the f32 path's, for the 16-bit formats, are lane sets, as those formats' reports
-    /// are).
+    /// The reports of the row's whole vectors (see [`Element::reported_lanes`]): the f32
+    /// path's of the 16-bit formats one per vector, lane sets as those formats' reports
+    /// are; the f64 path's laid out as [`Reports`] says.
     flags: Vec<u8>,
-    /// The vectors with a flag set, found by [`flagged_vectors`].
+    /// The indices of the flags that are set, found by [`flagged_vectors`].
     flagged: Vec<u32>,
 }
 
 /// The output loop over a row's whole vectors: y = γ·z(x) + β, rounded once to `T`, and
-/// in `flags` each store's report (the lanes it reported, in the store's order: see
-/// [`Element::reported_lanes`]; the loop only needs to know which vectors have one).
+/// in `flags` the stores' reports (the lanes they reported, in the store's order: see
+/// [`Element::reported_lanes`]), eight vectors' OR-ed ([`Reports`]): the loop only needs
+/// to know where the reported lanes are, and the second look finds each vector's own.
 /// `WIDE`: x is read from `wide`; `STREAM`: non-temporal stores.
 struct OutputPass<'a, T, P, C, const G: bool, const B: bool, const WIDE: bool, const STREAM: bool> {
     x: &'a [[T; 8]],
@@ -754,44 +756,88 @@ impl<
             gamma: if G { &self.gamma[..len] } else { &[] },
             beta: if B { &self.beta[..len] } else { &[] },
         };
-        let (y, flags) = (self.y, &mut self.flags[..len]);
-        // Stores of one vector or two ([`Element::STORES_PAIRS`]). With a next row: a cache
-        // line at a time (two vectors of f32, four of the 16-bit formats), each line
-        // requesting the same line of the next row. Without: one plain loop (below, which
-        // also takes the stores after the last whole line, and an odd last vector). The
-        // f32 path's loop (`narrow`) has the same shape: shared through a closure, both
-        // ran 20× slower (the closure is compiled without the instruction set).
-        let per_store = if T::STORES_PAIRS { 2 } else { 1 };
-        let stores_per_line = 64 / (8 * std::mem::size_of::<T>()) / per_store;
-        let stores = len / per_store;
-        let lines = stores / stores_per_line;
+        let (y, flags) = (self.y, &mut self.flags[..Reports::<T>::bytes(len)]);
+        // Whole reports (see [`Reports`]), each requesting, with a next row, the lines of
+        // the next row under its own; then the last, partial one. Without a next row no
+        // line is requested: prefetching a row's own lines cost ≈ 0.5 cycles per vector
+        // in a C model of the f32 loop.
+        let group = Reports::<T>::GROUP;
+        let lines_per_group = (group * 8 * std::mem::size_of::<T>()).div_ceil(64);
+        let whole = len / group;
         let mut any = 0u16;
-        let whole = match self.next {
-            Some(next) => {
-                for line in 0..lines {
+        for q in 0..whole {
+            if let Some(next) = self.next {
+                for line in q * lines_per_group..(q + 1) * lines_per_group {
                     s.prefetch(next.wrapping_add(64 * line));
-                    for k in line * stores_per_line..(line + 1) * stores_per_line {
-                        any |= src.write_store::<S, _, G, B, WIDE, STREAM>(s, &n, k, y, flags);
-                    }
                 }
-                lines * stores_per_line
             }
-            None => 0,
-        };
-        for k in whole..stores {
-            any |= src.write_store::<S, _, G, B, WIDE, STREAM>(s, &n, k, y, flags);
+            let vectors = q * group..(q + 1) * group;
+            let report = src
+                .part::<G, B, WIDE>(vectors.clone())
+                .write_group::<S, _, G, B, WIDE, STREAM>(s, &n, &mut y[vectors]);
+            Reports::<T>::record(flags, q, report);
+            any |= report;
         }
-        if per_store * stores < len {
-            any |= src.write::<S, _, G, B, WIDE, STREAM>(s, &n, len - 1, y, flags);
+        if whole * group < len {
+            let vectors = whole * group..len;
+            let report = src
+                .part::<G, B, WIDE>(vectors.clone())
+                .write_group::<S, _, G, B, WIDE, STREAM>(s, &n, &mut y[vectors]);
+            Reports::<T>::record(flags, whole, report);
+            any |= report;
         }
         if T::STORES_PAIRS {
             any
         } else {
             // f32 reports every flag to the scan: most rows of f32 have a flagged vector
-            // (the window reports about one value in 4096), so the OR, one µop more a
-            // vector, would rarely spare the scan; in cache it took 0.88–1.07 of the time.
+            // (the window reports about one value in 4096), so the OR would rarely spare
+            // the scan.
             u16::MAX
         }
+    }
+}
+
+/// Where the f64 path's output loop records its stores' reports in `flags`, counting from
+/// the first vector the loop takes. A report covers a group of [`Reports::GROUP`] vectors,
+/// the reports of [`Element::STORES_PER_REPORT`] stores OR-ed, and has a byte for each
+/// place in a store: byte b of group q covers vectors qG + b, qG + b + W, … (W vectors a
+/// store, G a group). Both have G = 8: f32 a byte for eight single stores, the 16-bit
+/// formats two for four pairs (the even vectors' byte low). The second look stores each
+/// vector a set byte covers again, to a buffer, for its own report (see `write_row`).
+struct Reports<T>(std::marker::PhantomData<T>);
+
+impl<T: Element> Reports<T> {
+    const PER_STORE: usize = if T::STORES_PAIRS { 2 } else { 1 };
+    const GROUP: usize = Self::PER_STORE * T::STORES_PER_REPORT;
+
+    /// The bytes the loop writes over `len` vectors: a last, partial group has a byte for
+    /// each place in a store that one of its vectors takes (its odd last vector included).
+    #[inline(always)]
+    fn bytes(len: usize) -> usize {
+        len / Self::GROUP * Self::PER_STORE + (len % Self::GROUP).min(Self::PER_STORE)
+    }
+
+    /// Report q into its bytes of `flags` (the first place's byte low); a last, partial
+    /// report into those it has.
+    #[inline(always)]
+    fn record(flags: &mut [u8], q: usize, report: u16) {
+        let at = q * Self::PER_STORE;
+        if Self::PER_STORE == 1 {
+            flags[at] = report as u8;
+        } else if at + Self::PER_STORE <= flags.len() {
+            flags[at..at + Self::PER_STORE].copy_from_slice(&report.to_le_bytes());
+        } else {
+            // A last group of one vector: one byte.
+            flags[at] = report as u8;
+        }
+    }
+
+    /// The vectors below `len` that byte i reports on.
+    #[inline(always)]
+    fn vectors(i: usize, len: usize) -> std::iter::StepBy<std::ops::Range<usize>> {
+        let group = i / Self::PER_STORE * Self::GROUP;
+        let first = group + i % Self::PER_STORE;
+        (first..len.min(group + Self::GROUP)).step_by(Self::PER_STORE)
     }
 }
 
@@ -806,7 +852,7 @@ struct Sources<'a, T, P> {
 }
 
 impl<T: Element, P: Param> Sources<'_, T, P> {
-    /// Vector j of y, stored, with the store's report recorded in `flags[j]`; the report.
+    /// Vector j of y, stored; the store's report (see [`Element::reported_lanes`]).
     #[inline(always)]
     fn write<
         S: Simd,
@@ -821,23 +867,74 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
         n: &N,
         j: usize,
         y: &mut [[T; 8]],
-        flags: &mut [u8],
-    ) -> u16 {
+    ) -> u8 {
         let (out, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j);
-        let report = if STREAM {
+        if STREAM {
             T::stream(s, out, &mut y[j], n.filter())
         } else {
             T::store(s, out, &mut y[j], n.filter())
-        };
-        flags[j] = report;
-        report as u16
+        }
     }
 
-    /// Store k of the output loop: vector k of y, or vectors 2k and 2k + 1 where the format
-    /// [stores pairs](Element::STORES_PAIRS), written with their reports into `flags`
-    /// (one byte per vector); returns the reports, OR-ed.
+    /// The sources of the vectors `vectors` (sliced once, so that a loop over them has
+    /// no bounds checks).
     #[inline(always)]
-    fn write_store<
+    fn part<const G: bool, const B: bool, const WIDE: bool>(
+        self,
+        vectors: std::ops::Range<usize>,
+    ) -> Self {
+        Sources {
+            x: &self.x[vectors.clone()],
+            wide: if WIDE {
+                &self.wide[vectors.clone()]
+            } else {
+                &[]
+            },
+            gamma: if G { &self.gamma[vectors.clone()] } else { &[] },
+            beta: if B { &self.beta[vectors] } else { &[] },
+        }
+    }
+
+    /// Every vector of `y` (the sources' vectors), stored a store at a time (one vector or
+    /// a pair, and an odd last vector alone); their reports, OR-ed.
+    #[inline(always)]
+    fn write_group<
+        S: Simd,
+        N: Normalize<S>,
+        const G: bool,
+        const B: bool,
+        const WIDE: bool,
+        const STREAM: bool,
+    >(
+        self,
+        s: S,
+        n: &N,
+        y: &mut [[T; 8]],
+    ) -> u16 {
+        if T::STORES_PAIRS {
+            let mut report = 0u16;
+            for k in 0..y.len() / 2 {
+                report |= self.write_pair::<S, N, G, B, WIDE, STREAM>(s, n, k, y);
+            }
+            if y.len() % 2 == 1 {
+                report |= self.write::<S, N, G, B, WIDE, STREAM>(s, n, y.len() - 1, y) as u16;
+            }
+            report
+        } else {
+            // OR-ed as bytes: kept in mask registers, where an OR of wider words moved
+            // each report to a general register first.
+            let mut report = 0u8;
+            for j in 0..y.len() {
+                report |= self.write::<S, N, G, B, WIDE, STREAM>(s, n, j, y);
+            }
+            report as u16
+        }
+    }
+
+    /// Vectors 2k and 2k + 1 of y, stored as a pair ([`Element::store_pair`]); the
+    /// report, the first vector's in the low byte.
+    #[inline(always)]
+    fn write_pair<
         S: Simd,
         N: Normalize<S>,
         const G: bool,
@@ -850,19 +947,12 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
         n: &N,
         k: usize,
         y: &mut [[T; 8]],
-        flags: &mut [u8],
     ) -> u16 {
-        if T::STORES_PAIRS {
-            let j = 2 * k;
-            let (first, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j);
-            let (second, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j + 1);
-            let y: &mut [T; 16] = y[j..j + 2].as_flattened_mut().try_into().expect("16");
-            let reports = T::store_pair(s, [first, second], y, n.filter(), STREAM);
-            flags[j..j + 2].copy_from_slice(&reports.to_le_bytes());
-            reports
-        } else {
-            self.write::<S, N, G, B, WIDE, STREAM>(s, n, k, y, flags)
-        }
+        let j = 2 * k;
+        let (first, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j);
+        let (second, _, _) = self.value::<S, N, G, B, WIDE>(s, n, j + 1);
+        let y: &mut [T; 16] = y[j..j + 2].as_flattened_mut().try_into().expect("16");
+        T::store_pair(s, [first, second], y, n.filter(), STREAM)
     }
 
     /// The f64 value (before rounding) of vector j of y, and γ and β (zero where absent).
@@ -1000,23 +1090,46 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     // 16-bit rows have fewer, and the OR of the reports spares those with none the scan,
     // whose 8-byte loads would wait for the flag stores just made to reach the cache
     // (64 × 1024 f16 LayerNorm: the scan's share of the samples fell from 10.9 % to 1.9 %).
+    // The f32 path's flags are one a vector; the f64 loop's from `start` on, its reports
+    // (see [`Reports`]).
+    let flags = &flags[..start + Reports::<T>::bytes(xc.len() - start)];
     if reported != 0 {
         flagged_vectors(flags, flagged);
     } else {
         flagged.clear();
     }
-    for &j in flagged.iter() {
-        let j = j as usize;
-        let (out, g, b) = if use_wide {
-            src.value::<S, _, G, B, true>(s, &n, j)
+    for &i in flagged.iter() {
+        let i = i as usize;
+        let (vectors, first) = if i < start {
+            ((i..i + 1).step_by(1), 0)
         } else {
-            src.value::<S, _, G, B, false>(s, &n, j)
+            (Reports::<T>::vectors(i - start, xc.len() - start), start)
         };
-        // Not `[out, g, b].map(..)`: the closure is compiled without the instruction set,
-        // and each `to_array` became a call.
-        let lanes = [s.to_array(out), s.to_array(g), s.to_array(b)];
-        let reported = T::reported_lanes(s, flags[j]);
-        second_look::<T, C, G, B>(c, lanes, reported, &mut yc[j], 8 * j, near_ties);
+        let shared = vectors.len() > 1;
+        for j in vectors {
+            let j = first + j;
+            let (out, g, b) = if use_wide {
+                src.value::<S, _, G, B, true>(s, &n, j)
+            } else {
+                src.value::<S, _, G, B, false>(s, &n, j)
+            };
+            // A report of several vectors: each vector's own, from the same store again
+            // (the same operations give the same value and report), so that the second
+            // look takes the lanes it took when every vector had its own report.
+            let report = if shared {
+                T::store(s, out, &mut [T::default(); 8], n.filter())
+            } else {
+                flags[i]
+            };
+            if report == 0 {
+                continue;
+            }
+            // Not `[out, g, b].map(..)`: the closure is compiled without the instruction
+            // set, and each `to_array` became a call.
+            let lanes = [s.to_array(out), s.to_array(g), s.to_array(b)];
+            let reported = T::reported_lanes(s, report);
+            second_look::<T, C, G, B>(c, lanes, reported, &mut yc[j], 8 * j, near_ties);
+        }
     }
     if !xt.is_empty() {
         let g = if G { load_padded_param(s, gt) } else { zero };
@@ -1394,6 +1507,50 @@ pub(crate) fn narrow_blocks<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report layout of the output loop, for a format storing one vector at a time
+    /// (f32) and one storing pairs (f16), over rows of 0 to 40 vectors: every vector is
+    /// reported on by exactly one byte of the loop's `Reports::bytes`, the byte its
+    /// store's report is OR-ed into (group j / 8, the vector's place in its store), and
+    /// `record` writes each report's bytes there, the first place's low, a last group of
+    /// one vector's in one byte.
+    #[test]
+    fn reports_cover_every_vector_once_where_recorded() {
+        fn check<T: Element>() {
+            let (per_store, group) = (Reports::<T>::PER_STORE, Reports::<T>::GROUP);
+            assert_eq!(group, 8, "{:?}", T::DTYPE);
+            for len in 0..=40usize {
+                let bytes = Reports::<T>::bytes(len);
+                let mut covering = vec![Vec::new(); len];
+                for i in 0..bytes {
+                    let vectors: Vec<usize> = Reports::<T>::vectors(i, len).collect();
+                    assert!(!vectors.is_empty(), "{:?} len {len}: byte {i}", T::DTYPE);
+                    for j in vectors {
+                        covering[j].push(i);
+                    }
+                }
+                for (j, bytes_of_j) in covering.iter().enumerate() {
+                    let recorded = j / group * per_store + j % group % per_store;
+                    assert_eq!(
+                        bytes_of_j,
+                        &[recorded],
+                        "{:?} len {len}: vector {j}",
+                        T::DTYPE
+                    );
+                }
+                let mut flags = vec![0u8; bytes];
+                for q in 0..len.div_ceil(group) {
+                    Reports::<T>::record(&mut flags, q, 0xa5c3);
+                }
+                let want: Vec<u8> = (0..bytes)
+                    .map(|i| if i % per_store == 0 { 0xc3 } else { 0xa5 })
+                    .collect();
+                assert_eq!(flags, want, "{:?} len {len}", T::DTYPE);
+            }
+        }
+        check::<f32>();
+        check::<half::f16>();
+    }
 
     /// Every nonzero flag is found, in order, whatever its place in its word (several in
     /// one word included) and in the bytes after the last whole word; `out` is cleared.
