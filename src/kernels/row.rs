@@ -766,15 +766,13 @@ impl<
         let whole = len / group;
         let mut any = 0u16;
         for q in 0..whole {
-            if let Some(next) = self.next {
-                for line in q * lines_per_group..(q + 1) * lines_per_group {
-                    s.prefetch(next.wrapping_add(64 * line));
-                }
-            }
+            let lines = self
+                .next
+                .map(|next| next.wrapping_add(64 * lines_per_group * q));
             let vectors = q * group..(q + 1) * group;
             let report = src
                 .part::<G, B, WIDE>(vectors.clone())
-                .write_group::<S, _, G, B, WIDE, STREAM>(s, &n, &mut y[vectors]);
+                .write_group::<S, _, G, B, WIDE, STREAM>(s, &n, &mut y[vectors], lines);
             Reports::<T>::record(flags, q, report);
             any |= report;
         }
@@ -782,7 +780,7 @@ impl<
             let vectors = whole * group..len;
             let report = src
                 .part::<G, B, WIDE>(vectors.clone())
-                .write_group::<S, _, G, B, WIDE, STREAM>(s, &n, &mut y[vectors]);
+                .write_group::<S, _, G, B, WIDE, STREAM>(s, &n, &mut y[vectors], None);
             Reports::<T>::record(flags, whole, report);
             any |= report;
         }
@@ -896,7 +894,11 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
     }
 
     /// Every vector of `y` (the sources' vectors), stored a store at a time (one vector or
-    /// a pair, and an odd last vector alone); their reports, OR-ed.
+    /// a pair, and an odd last vector alone); their reports, OR-ed. With `lines` (the
+    /// next row's line under the first vector), each store that starts a cache line
+    /// requests the next row's line under it first: spread among the stores, not all at
+    /// the start of the group (with the stores of y streamed, 16384 × 1024 f32 LayerNorm
+    /// on 2 threads took 1.15 of the time requesting a group's four lines at once).
     #[inline(always)]
     fn write_group<
         S: Simd,
@@ -910,10 +912,20 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
         s: S,
         n: &N,
         y: &mut [[T; 8]],
+        lines: Option<*const u8>,
     ) -> u16 {
+        let vector_bytes = 8 * std::mem::size_of::<T>();
+        let request = |j: usize| {
+            if let Some(lines) = lines {
+                if (j * vector_bytes).is_multiple_of(64) {
+                    s.prefetch(lines.wrapping_add(j * vector_bytes));
+                }
+            }
+        };
         if T::STORES_PAIRS {
             let mut report = 0u16;
             for k in 0..y.len() / 2 {
+                request(2 * k);
                 report |= self.write_pair::<S, N, G, B, WIDE, STREAM>(s, n, k, y);
             }
             if y.len() % 2 == 1 {
@@ -925,6 +937,7 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
             // each report to a general register first.
             let mut report = 0u8;
             for j in 0..y.len() {
+                request(j);
                 report |= self.write::<S, N, G, B, WIDE, STREAM>(s, n, j, y);
             }
             report as u16
