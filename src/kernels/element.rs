@@ -35,8 +35,9 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// reports OR-ed, eight vectors to a report (see `Reports` in
     /// [`crate::kernels::row`]). A report a vector or a pair put a one- or two-byte store
     /// beside every store of y, and on an Intel core those bounded the loop (one thread,
-    /// rows in cache, against a report a store: f32 RMSNorm 16 × 4096 0.81 of the time,
-    /// LayerNorm 0.89; f16 LayerNorm 0.95, bf16 RMSNorm 0.94).
+    /// rows in cache, against a report a store, with the reports' masked tests of
+    /// `large_f32` in `simd/x86.rs`: f32 RMSNorm 16 × 4096 0.73 of the time, LayerNorm
+    /// 0.76; f16 LayerNorm 0.95, bf16 RMSNorm 0.94).
     const STORES_PER_REPORT: usize = 4;
     /// Whether this format's conversions use AVX512-BF16 instructions where the CPU has
     /// them (bf16 only): work on the other formats runs on the plain AVX-512 path, so it
