@@ -776,6 +776,9 @@ impl<
             Reports::<T>::record(flags, q, report);
             any |= report;
         }
+        // The last, partial report: the same lines as a whole one's, not shared through a
+        // closure (compiled without the instruction set, the loop ran 25× slower), and
+        // apart so that the whole reports' loops, of a constant length, unroll.
         if whole * group < len {
             let vectors = whole * group..len;
             let report = src

@@ -640,8 +640,9 @@ mod tests {
     /// A pair store (`Element::store_pair`, streamed or not: for f16 and bf16 on AVX-512
     /// one sixteen-lane store, elsewhere and for f32 two stores) writes the bits of the
     /// two single stores, first vector first, and returns exactly their reports, the
-    /// first's in the low byte: the output loop records them as two flag bytes, and the
-    /// second look reads each vector's lanes from its byte.
+    /// first's in the low byte: the output loop ORs them by place into a report of eight
+    /// vectors, and the second look finds each vector's own lanes by storing it again
+    /// alone.
     #[test]
     fn pair_stores_are_two_single_stores() {
         use crate::kernels::Element;
