@@ -39,7 +39,8 @@ pub struct Args {
     /// Instruction set of the native kernels: scalar, avx2, avx512, neon (default: fastest).
     #[arg(long)]
     isa: Option<String>,
-    /// Non-temporal stores for y: auto (f32 outputs of 24 MiB or more), on, off.
+    /// Non-temporal stores for y: auto (outputs of 24 MiB or more: f32 on every CPU, f16 and
+    /// bf16 on Intel's), on, off.
     #[arg(long, default_value = "auto")]
     stream: String,
     /// Leave candle-nn out even when it is compiled in.

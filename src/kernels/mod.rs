@@ -175,8 +175,9 @@ pub struct Params<'a, T> {
 /// How to run: which instruction set (the fastest available when `None`), how many rows
 /// each parallel task takes (chosen from the row width when `None`; `Some(n)` with
 /// n ≥ rows runs on the calling thread), and whether y is written with non-temporal
-/// stores that bypass the caches (when `None`: for f32 outputs of at least
-/// [`STREAM_MIN_BYTES`]). None of them changes a single output bit.
+/// stores that bypass the caches (when `None`: for outputs of at least
+/// [`STREAM_MIN_BYTES`], in f32, or in any format on an Intel CPU). None of them changes
+/// a single output bit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
     pub isa: Option<Isa>,
@@ -184,21 +185,59 @@ pub struct Options {
     pub stream: Option<bool>,
 }
 
-/// f32 outputs at least this large are streamed past the caches by default: they would
-/// not stay cached anyway, and streaming saves reading every output line before writing it.
+/// Outputs at least this large are streamed past the caches by default (f32 on every CPU,
+/// the 16-bit formats on Intel's: see [`streams_by_default`]): they would not stay cached
+/// anyway, and streaming saves reading every output line before writing it.
 pub const STREAM_MIN_BYTES: usize = 24 << 20;
 
-/// Whether y is streamed when [`Options::stream`] is `None`: f32 outputs of at least
-/// [`STREAM_MIN_BYTES`]. The 16-bit formats never are: their rows are bound by the f64
-/// arithmetic and its conversions, not by memory, and the output lines read before they
-/// are written cost less than the non-temporal stores (Zen 3, 2 threads, cached stores
-/// over streamed ones, LayerNorm, medians of 8–20 paired rounds: f16 0.89–0.96 at
+/// The CPU makers whose caches the default store policy was measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vendor {
+    Intel,
+    /// AMD, and every CPU that is not x86-64.
+    Other,
+}
+
+impl Vendor {
+    /// This CPU's maker, from CPUID leaf 0 (asked once: under a hypervisor CPUID traps,
+    /// and costs microseconds).
+    fn detect() -> Vendor {
+        static VENDOR: std::sync::OnceLock<Vendor> = std::sync::OnceLock::new();
+        *VENDOR.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            {
+                // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
+                #[allow(unused_unsafe)]
+                let id = unsafe { std::arch::x86_64::__cpuid(0) };
+                // "GenuineIntel", in EBX, EDX, ECX.
+                if [id.ebx, id.edx, id.ecx] == [0x756e_6547, 0x4965_6e69, 0x6c65_746e] {
+                    return Vendor::Intel;
+                }
+            }
+            Vendor::Other
+        })
+    }
+}
+
+/// Whether y is streamed when [`Options::stream`] is `None`: outputs of at least
+/// [`STREAM_MIN_BYTES`], in f32 on every CPU and in the 16-bit formats on Intel's.
+///
+/// The 16-bit formats' rows are bound more by their arithmetic than by memory, so whether
+/// saving the reads of y's lines pays for the non-temporal stores (16 bytes per eight
+/// values) depends on the CPU. On Zen 3 it did not (2 threads, cached stores over
+/// streamed ones, LayerNorm, medians of 8–20 paired rounds: f16 0.89–0.96 at
 /// 16384 × 1024, 0.87–0.98 at 4096 × 4096, 0.94 at 8192 × 4096, 0.96 at 32768 × 1024;
 /// bf16 0.93–1.05, 0.94, 0.90, 1.00; the same four lines streamed back to back from an
-/// L1 buffer were slower still). f32 measured even either way (0.98 at 4096 × 4096, 1.04
-/// at 16384 × 1024) and keeps the rule it was chosen with.
-fn streams_by_default(dtype: Dtype, layout: Layout) -> bool {
-    dtype == Dtype::F32 && layout.rows * layout.d * (dtype.bits() as usize / 8) >= STREAM_MIN_BYTES
+/// L1 buffer were slower still). On an Emerald Rapids Xeon it did (2 threads, streamed
+/// over cached, `benches/ab.py`, eight rounds: LayerNorm f16 1.01 at 4096 × 4096 and 0.87
+/// at 16384 × 1024, bf16 0.95 and 0.92; RMSNorm f16 0.90 and 0.81, bf16 0.86 and 0.87;
+/// this rule against the one before, a second series: 0.81–0.97 in the same eight cases).
+/// f32 measured even either way on Zen 3 (0.98 at 4096 × 4096, 1.04 at 16384 × 1024) and
+/// much faster streamed on the Xeon (LayerNorm about 0.7 of the cached stores' time), so
+/// it streams on both. No output bit depends on it.
+fn streams_by_default(dtype: Dtype, layout: Layout, vendor: Vendor) -> bool {
+    let bytes = layout.rows * layout.d * (dtype.bits() as usize / 8);
+    bytes >= STREAM_MIN_BYTES && (dtype == Dtype::F32 || vendor == Vendor::Intel)
 }
 
 /// Values per parallel task when `rows_per_task` is not given: large enough to amortize
@@ -329,7 +368,7 @@ fn run_rows<T: Element, P: row::Param>(
         .max(1);
     let stream = options
         .stream
-        .unwrap_or_else(|| streams_by_default(T::DTYPE, layout));
+        .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, Vendor::detect()));
     let single_task = rows_per_task >= layout.rows;
     // The 16-bit formats' rows are widened once wherever they take the f64 path (up to
     // `WIDEN_MAX_D`; wider ones take the f32 path, which reads x itself). f32 rows only in
@@ -593,19 +632,49 @@ typed! {
 mod tests {
     use super::*;
 
-    /// Only f32 outputs of at least `STREAM_MIN_BYTES` are streamed by default, however
-    /// large a 16-bit output is.
+    /// Outputs of at least `STREAM_MIN_BYTES` are streamed by default, f32 on every CPU,
+    /// the 16-bit formats on Intel's only; smaller ones never.
     #[test]
-    fn only_large_f32_outputs_stream_by_default() {
-        let f32_rows = STREAM_MIN_BYTES / 4 / 1024;
-        let at = Layout::contiguous(f32_rows, 1024);
-        let below = Layout::contiguous(f32_rows - 1, 1024);
-        assert!(streams_by_default(Dtype::F32, at));
-        assert!(!streams_by_default(Dtype::F32, below));
-        let huge = Layout::contiguous(4 * f32_rows, 1024);
-        assert!(streams_by_default(Dtype::F32, huge));
-        for dtype in [Dtype::F16, Dtype::BF16] {
-            assert!(!streams_by_default(dtype, huge), "{dtype:?}");
+    fn large_outputs_stream_by_default_by_format_and_vendor() {
+        for (dtype, on_other) in [
+            (Dtype::F32, true),
+            (Dtype::F16, false),
+            (Dtype::BF16, false),
+        ] {
+            let bytes = dtype.bits() as usize / 8;
+            let rows = STREAM_MIN_BYTES / bytes / 1024;
+            let at = Layout::contiguous(rows, 1024);
+            let below = Layout::contiguous(rows - 1, 1024);
+            let huge = Layout::contiguous(4 * rows, 1024);
+            for vendor in [Vendor::Intel, Vendor::Other] {
+                let streams = vendor == Vendor::Intel || on_other;
+                assert_eq!(
+                    streams_by_default(dtype, at, vendor),
+                    streams,
+                    "{dtype:?} {vendor:?}"
+                );
+                assert_eq!(
+                    streams_by_default(dtype, huge, vendor),
+                    streams,
+                    "{dtype:?} {vendor:?}"
+                );
+                assert!(
+                    !streams_by_default(dtype, below, vendor),
+                    "{dtype:?} {vendor:?}"
+                );
+            }
         }
+    }
+
+    /// The vendor test reads CPUID's string, as /proc/cpuinfo gives it where there is one.
+    #[test]
+    fn vendor_matches_cpuinfo() {
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+            return;
+        };
+        let intel = info
+            .lines()
+            .any(|l| l.starts_with("vendor_id") && l.ends_with("GenuineIntel"));
+        assert_eq!(Vendor::detect() == Vendor::Intel, intel);
     }
 }
