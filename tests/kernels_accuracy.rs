@@ -246,14 +246,17 @@ fn near_ties_are_settled_exactly() {
     }
 }
 
-/// The 16-bit formats' rows wider than 16384 take the f32 output path (kernels/narrow.rs):
-/// every family of the battery at d = 20000, against the correctly rounded reference, value
-/// for value (a zero's sign aside: every path writes γ·(+0) = −0 for γ < 0, the reference
-/// +0, and the judge counts them equal).
+/// The 16-bit formats' rows of 4096 values or more take the f32 output path
+/// (kernels/narrow.rs): every family of the battery at d = 4096 (the narrowest such rows)
+/// and 20000, against the correctly rounded reference, value for value (a zero's sign
+/// aside: every path writes γ·(+0) = −0 for γ < 0, the reference +0, and the judge counts
+/// them equal).
 #[test]
 fn wide_16_bit_rows_are_correctly_rounded() {
-    let d = 20000;
-    for dt in [Dtype::F16, Dtype::BF16] {
+    for (d, dt) in [4096, 20000]
+        .into_iter()
+        .flat_map(|d| [(d, Dtype::F16), (d, Dtype::BF16)])
+    {
         for (n, family) in common::FAMILIES.iter().enumerate() {
             let mut g = common::Gen::new(dt, 500 + n as u64);
             let x = g.values(family, d);
@@ -271,7 +274,7 @@ fn wide_16_bit_rows_are_correctly_rounded() {
                 let off = (0..d).filter(|&i| !same(i)).count();
                 assert_eq!(
                     off, 0,
-                    "{op} {dt} {family}: {off} of {d} not correctly rounded"
+                    "{op} {dt} {family} d = {d}: {off} of {d} not correctly rounded"
                 );
             }
         }

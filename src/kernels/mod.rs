@@ -4,7 +4,7 @@
 //! * One generic row routine (`row`) over a vector of eight f64 lanes (`simd`) and a
 //!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
 //!   portable scalar code.
-//! * f16 and bf16 rows wider than 16384 compute their output in f32 (`narrow`), keeping
+//! * f16 and bf16 rows of 4096 values or more compute their output in f32 (`narrow`), keeping
 //!   each value only where an error bound proves it the correct rounding, and computing the
 //!   others again on the f64 path.
 //! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
@@ -246,9 +246,16 @@ const VALUES_PER_TASK: usize = 1 << 16;
 
 /// f32 rows at least this wide read γ and β as given, in f32 (see [`normalize`]).
 const F32_PARAMS_MIN_D: usize = 8192;
-// Rows on the 16-bit formats' f32 path therefore hold γ and β as given, in the row's own
-// format, which that path loads in the lane order of x (`Element::elements16`).
-const _: () = assert!(row::WIDEN_MAX_D >= F32_PARAMS_MIN_D);
+
+/// Whether the rows of a call read γ and β as given, in their own format, rather than
+/// widened to f64 once per call (see [`normalize`]): single rows, f32 rows of at least
+/// [`F32_PARAMS_MIN_D`], and the 16-bit formats' rows that take the f32 path ([`narrow`]),
+/// which loads them in the lane order of x (`Element::elements16`).
+fn params_as_given<T: Element>(layout: Layout) -> bool {
+    layout.rows == 1
+        || layout.d >= F32_PARAMS_MIN_D
+        || (T::NARROW.is_some() && narrow::applies(layout.d))
+}
 
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
 /// [`Options`]). Errors (never panics) on d = 0, buffers too short for the layout, γ/β of
@@ -289,7 +296,7 @@ pub fn normalize<'a, T: Element>(
     // γ and β as given, in the row's own format, widened on every load: for a single row,
     // where widening them first would cost as much again as reading them; for wide rows,
     // where f64 copies (16 bytes per element for the two) would crowd the row out of L2
-    // (at d = 65536: 1 MiB of 2) and be read from L3. The 16-bit formats' wide rows take
+    // (at d = 65536: 1 MiB of 2) and be read from L3; for the 16-bit formats' rows on
     // the f32 path ([`narrow`]), which converts them with one instruction per sixteen
     // (f32 copies made once per call were slower: f16 LayerNorm, 2 threads, 64 × 65536
     // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given). Otherwise they are widened to f64
@@ -298,7 +305,7 @@ pub fn normalize<'a, T: Element>(
     // max |γ| and |β|, once per call: the f64 path's certainty filter (and the f32 path's
     // bound) take them as bounds of every lane's.
     let params_max = token.vectorize(ParamsMaxOf(params));
-    if layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D {
+    if params_as_given::<T>(layout) {
         let params = RowsParams {
             gamma: params.gamma.unwrap_or(&[]),
             beta: params.beta.unwrap_or(&[]),
@@ -370,8 +377,9 @@ fn run_rows<T: Element, P: row::Param>(
         .stream
         .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, Vendor::detect()));
     let single_task = rows_per_task >= layout.rows;
-    // The 16-bit formats' rows are widened once wherever they take the f64 path (up to
-    // `WIDEN_MAX_D`; wider ones take the f32 path, which reads x itself). f32 rows only in
+    // The 16-bit formats' rows are widened once where they take the f64 path (narrower
+    // than `narrow::NARROW_MIN_D`; wider ones take the f32 path, which reads x itself, and
+    // its rows that may not take it, rarely, convert x again). f32 rows only in
     // a LayerNorm of a single row, where reading the f64 row back beats converting x again
     // (1 × 4096 2.10 → 1.82 µs). Elsewhere converting x again was faster: rows streamed
     // from memory by many tasks (4096 × 4096 LayerNorm 4.8 → 5.4 ms when widened); and, on
@@ -381,7 +389,10 @@ fn run_rows<T: Element, P: row::Param>(
     // single rows (1 × 4096 0.95, 1 × 16384 0.91), whose widened row is x itself. Earlier,
     // on Zen 4, 16 × 1024 had gained from widening (8.5 → 6.8 µs); here it is even.
     // (A single row is always a single task: rows_per_task ≥ 1.)
-    let widen_once = T::NARROW.is_some() || (op == Op::LayerNorm && layout.rows == 1);
+    let widen_once = match T::NARROW {
+        Some(_) => !narrow::applies(layout.d),
+        None => op == Op::LayerNorm && layout.rows == 1,
+    };
     let task = |first_row: usize, y_rows: &mut [T]| {
         let rows = Rows {
             op,

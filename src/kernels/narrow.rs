@@ -47,7 +47,7 @@
 //! nearly every lane on the f32 path.
 
 use super::element::Element;
-use super::row::{affine, CenteredStats, Normalize, Param, RowConstants, WIDEN_MAX_D};
+use super::row::{affine, CenteredStats, Normalize, Param, RowConstants};
 use super::simd::{CertainTest, Simd};
 use super::Vectorized;
 
@@ -61,15 +61,23 @@ pub struct NarrowFormat {
     pub lowest: f64,
 }
 
-/// Whether rows of width d take the f32 path (where the row allows it): rows wider than
-/// [`WIDEN_MAX_D`], which the f64 path would widen from the format twice. Narrower rows
-/// stay on the f64 path, widened once, which was as fast or faster in batches (16384 ×
-/// 1024 f16 LayerNorm, 2 threads: 4.2–4.6 ms against 5.0–5.2 on the f32 path, whose
-/// reported lanes, in about 3 % of f16 blocks, cost a mispredicted branch and a pass of
-/// f64 code each). A property of d alone, so that the output bits of a row do not depend
-/// on the batch it comes in.
+/// The narrowest rows that take the f32 path (where the row allows it).
+pub(crate) const NARROW_MIN_D: usize = 4096;
+
+/// Whether rows of width d take the f32 path (where the row allows it): rows of at least
+/// [`NARROW_MIN_D`] values. Narrower rows stay on the f64 path, widened once, which is as
+/// fast or faster there: 16384 × 1024 f16 LayerNorm on Zen 3, 2 threads, 4.2–4.6 ms
+/// against 5.0–5.2 on the f32 path, whose reported lanes, in about 3 % of f16 blocks,
+/// cost a mispredicted branch and a pass of f64 code each; on an Emerald Rapids Xeon (one
+/// thread, rows in cache, best-of timings, the f32 path's time over the f64 path's) 1.15
+/// at 32 × 2048 (f16 LayerNorm), 1.12 (bf16 RMSNorm), and 0.98–1.23 at 20 × 3072. From
+/// d = 4096, where the f64 path's data (the widened row, γ and β in f64: 24 bytes a value)
+/// is twice L1, the f32 path is faster: 0.71 (f16 LayerNorm), 0.89 (bf16), 0.84
+/// (f16 RMSNorm) at 16 × 4096, 0.81–0.90 for a single row of 4096, 0.87–0.89 at 8 × 8192;
+/// 2 threads, 4096 × 4096 from memory, 0.85, 0.93, 0.87. A property of d alone, so that
+/// the output bits of a row do not depend on the batch it comes in.
 pub(crate) fn applies(d: usize) -> bool {
-    d > WIDEN_MAX_D
+    d >= NARROW_MIN_D
 }
 
 /// f32's unit roundoff, 2^-24.
@@ -256,8 +264,7 @@ impl<
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
         // γ and β in the row's format, loaded in the lane order of its x (see
-        // `Element::elements16`): rows on this path are wider than any that hold them
-        // widened to f64 (`WIDEN_MAX_D` ≥ `F32_PARAMS_MIN_D`).
+        // `Element::elements16`): `normalize` never widens them for rows on this path.
         debug_assert!(!(G || B) || std::mem::size_of::<P>() == std::mem::size_of::<T>());
         let c = Splats {
             mean_hi: s.f32x16_splat(self.row.mean_hi),

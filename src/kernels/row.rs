@@ -3,8 +3,8 @@
 //!
 //! Accuracy by design (u = 2^-53, n = d/16 the terms per partial sum):
 //! * Loads widen exactly; γ and β arrive widened exactly to f64 or as given (see
-//!   [`Param`]) and are widened exactly to f64 on load. (f16/bf16 rows wider than
-//!   [`WIDEN_MAX_D`] compute their output in f32 instead: see [`narrow`].)
+//!   [`Param`]) and are widened exactly to f64 on load. (f16/bf16 rows of at least
+//!   [`narrow::NARROW_MIN_D`] values compute their output in f32 instead: see [`narrow`].)
 //! * LayerNorm statistics in one pass over the row, shifted by c (0 where the first
 //!   sixteen values' mean is within their spread of zero, else that mean rounded to `T`,
 //!   so that every x − c is exact and on the row's grid; see [`first_shift`]): t = x − c, S = Σt,
@@ -629,8 +629,8 @@ impl Param for f64 {
     }
     #[inline(always)]
     fn load16<S: Simd>(s: S, v: &[f64; 16]) -> S::F32x16 {
-        // Never reached: rows on the f32 path are wider than `F32_PARAMS_MIN_D`, so
-        // they hold γ and β as given (which `Element::load16` loads in x's lane order).
+        // Never reached: rows on the f32 path hold γ and β as given (`normalize`), which
+        // `Element::load16` loads in x's lane order.
         s.f32x16_load_f32(&v.map(|g| g as f32))
     }
     fn to_f64(self) -> f64 {
