@@ -1,6 +1,7 @@
 //! The native kernels' internal paths give the same bits: γ and β read as given (a single
-//! row, f32 rows of 8192 or more, 16-bit rows of 4096 or more) or widened to f64
-//! (everything else), 16-bit rows widened once (below 4096) or on the f32 path (from 4096),
+//! row, f32 rows of 8192 or more, 16-bit rows on the f32 path) or widened to f64
+//! (everything else), 16-bit rows widened once or on the f32 path (from 4096 on AVX-512,
+//! wider than 16384 elsewhere),
 //! the output loop's cache-line groups and partial tail, and the second look at reported
 //! lanes wherever they fall in a row.
 
@@ -14,8 +15,8 @@ use normoracle::problem::Op;
 
 /// Widths around every boundary of the output loop (vectors of 8, cache lines of 2 or 4
 /// vectors, flags read 8 vectors at a time) and of the widening decisions (f32 γ/β as given
-/// from 8192, f32 single rows widened once up to 16384, 16-bit rows widened once below
-/// 4096 and on the f32 path from 4096).
+/// from 8192, f32 single rows widened once up to 16384, 16-bit rows on the f32 path from
+/// 4096 on AVX-512 and beyond 16384 elsewhere).
 const WIDTHS: [usize; 21] = [
     1, 7, 8, 9, 15, 17, 31, 33, 63, 64, 65, 71, 100, 4095, 4096, 4097, 8191, 8192, 16384, 16385,
     16393,
@@ -33,7 +34,7 @@ fn run<T: Element>(op: Op, x: &[T], d: usize, params: Params<'_, T>, isa: Isa) -
 }
 
 /// A row on its own (γ and β read as given) and the same row repeated in a batch (γ and β
-/// widened to f64, except in f32 rows from 8192 and 16-bit rows from 4096, which read them
+/// widened to f64, except in f32 rows from 8192 and 16-bit rows on the f32 path, which read them
 /// as given): the same bits,
 /// within one ulp of the reference, on every path.
 fn alone_and_in_a_batch<T: Element>() {

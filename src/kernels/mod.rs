@@ -4,8 +4,8 @@
 //! * One generic row routine (`row`) over a vector of eight f64 lanes (`simd`) and a
 //!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
 //!   portable scalar code.
-//! * f16 and bf16 rows of 4096 values or more compute their output in f32 (`narrow`), keeping
-//!   each value only where an error bound proves it the correct rounding, and computing the
+//! * f16 and bf16 rows of 4096 values or more on AVX-512 (wider than 16384 elsewhere)
+//!   compute their output in f32 (`narrow`), keeping each value only where an error bound proves it the correct rounding, and computing the
 //!   others again on the f64 path.
 //! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
 //!   depend on the instruction set, the thread count or how rows are split among threads.
@@ -82,6 +82,21 @@ impl Token {
             Isa::Neon => Ok(Token::Neon(simd::neon::Neon::new())),
             #[allow(unreachable_patterns)]
             _ => Err(unavailable()),
+        }
+    }
+
+    /// [`Simd::F32X16_ONE_REGISTER`] of the instruction set.
+    fn f32x16_one_register(self) -> bool {
+        match self {
+            Token::Scalar => Scalar::F32X16_ONE_REGISTER,
+            #[cfg(target_arch = "x86_64")]
+            Token::Avx2(_) => simd::x86::Avx2::F32X16_ONE_REGISTER,
+            #[cfg(target_arch = "x86_64")]
+            Token::Avx512(_) => simd::x86::Avx512::<false>::F32X16_ONE_REGISTER,
+            #[cfg(target_arch = "x86_64")]
+            Token::Avx512Bf16(_) => simd::x86::Avx512::<true>::F32X16_ONE_REGISTER,
+            #[cfg(target_arch = "aarch64")]
+            Token::Neon(_) => simd::neon::Neon::F32X16_ONE_REGISTER,
         }
     }
 
@@ -251,10 +266,10 @@ const F32_PARAMS_MIN_D: usize = 8192;
 /// widened to f64 once per call (see [`normalize`]): single rows, f32 rows of at least
 /// [`F32_PARAMS_MIN_D`], and the 16-bit formats' rows that take the f32 path ([`narrow`]),
 /// which loads them in the lane order of x (`Element::elements16`).
-fn params_as_given<T: Element>(layout: Layout) -> bool {
+fn params_as_given<T: Element>(layout: Layout, token: Token) -> bool {
     layout.rows == 1
         || layout.d >= F32_PARAMS_MIN_D
-        || (T::NARROW.is_some() && narrow::applies(layout.d))
+        || (T::NARROW.is_some() && narrow::applies(layout.d, token.f32x16_one_register()))
 }
 
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
@@ -305,7 +320,7 @@ pub fn normalize<'a, T: Element>(
     // max |γ| and |β|, once per call: the f64 path's certainty filter (and the f32 path's
     // bound) take them as bounds of every lane's.
     let params_max = token.vectorize(ParamsMaxOf(params));
-    if params_as_given::<T>(layout) {
+    if params_as_given::<T>(layout, token) {
         let params = RowsParams {
             gamma: params.gamma.unwrap_or(&[]),
             beta: params.beta.unwrap_or(&[]),
@@ -377,8 +392,8 @@ fn run_rows<T: Element, P: row::Param>(
         .stream
         .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, Vendor::detect()));
     let single_task = rows_per_task >= layout.rows;
-    // The 16-bit formats' rows are widened once where they take the f64 path (narrower
-    // than `narrow::NARROW_MIN_D`; wider ones take the f32 path, which reads x itself, and
+    // The 16-bit formats' rows are widened once where they take the f64 path (where
+    // `narrow::applies` does not; the others take the f32 path, which reads x itself, and
     // its rows that may not take it, rarely, convert x again). f32 rows only in
     // a LayerNorm of a single row, where reading the f64 row back beats converting x again
     // (1 × 4096 2.10 → 1.82 µs). Elsewhere converting x again was faster: rows streamed
@@ -390,7 +405,7 @@ fn run_rows<T: Element, P: row::Param>(
     // on Zen 4, 16 × 1024 had gained from widening (8.5 → 6.8 µs); here it is even.
     // (A single row is always a single task: rows_per_task ≥ 1.)
     let widen_once = match T::NARROW {
-        Some(_) => !narrow::applies(layout.d),
+        Some(_) => !narrow::applies(layout.d, token.f32x16_one_register()),
         None => op == Op::LayerNorm && layout.rows == 1,
     };
     let task = |first_row: usize, y_rows: &mut [T]| {

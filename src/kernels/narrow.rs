@@ -47,7 +47,7 @@
 //! nearly every lane on the f32 path.
 
 use super::element::Element;
-use super::row::{affine, CenteredStats, Normalize, Param, RowConstants};
+use super::row::{affine, CenteredStats, Normalize, Param, RowConstants, WIDEN_MAX_D};
 use super::simd::{CertainTest, Simd};
 use super::Vectorized;
 
@@ -61,23 +61,37 @@ pub struct NarrowFormat {
     pub lowest: f64,
 }
 
-/// The narrowest rows that take the f32 path (where the row allows it).
+/// The narrowest rows that take the f32 path (where the row allows it) on AVX-512, whose
+/// sixteen f32 lanes are one register; elsewhere rows wider than [`WIDEN_MAX_D`] do.
 pub(crate) const NARROW_MIN_D: usize = 4096;
 
-/// Whether rows of width d take the f32 path (where the row allows it): rows of at least
-/// [`NARROW_MIN_D`] values. Narrower rows stay on the f64 path, widened once, which is as
-/// fast or faster there: 16384 × 1024 f16 LayerNorm on Zen 3, 2 threads, 4.2–4.6 ms
-/// against 5.0–5.2 on the f32 path, whose reported lanes, in about 3 % of f16 blocks,
-/// cost a mispredicted branch and a pass of f64 code each; on an Emerald Rapids Xeon (one
-/// thread, rows in cache, best-of timings, the f32 path's time over the f64 path's) 1.15
-/// at 32 × 2048 (f16 LayerNorm), 1.12 (bf16 RMSNorm), and 0.98–1.23 at 20 × 3072. From
-/// d = 4096, where the f64 path's data (the widened row, γ and β in f64: 24 bytes a value)
-/// is twice L1, the f32 path is faster: 0.71 (f16 LayerNorm), 0.89 (bf16), 0.84
-/// (f16 RMSNorm) at 16 × 4096, 0.81–0.90 for a single row of 4096, 0.87–0.89 at 8 × 8192;
-/// 2 threads, 4096 × 4096 from memory, 0.85, 0.93, 0.87. A property of d alone, so that
-/// the output bits of a row do not depend on the batch it comes in.
-pub(crate) fn applies(d: usize) -> bool {
-    d >= NARROW_MIN_D
+/// Whether rows of width d take the f32 path (where the row allows it), on an instruction
+/// set whose sixteen f32 lanes are one register (`f32x16_one_register`: AVX-512) or not.
+/// A property of d and the instruction set alone, so that the path a row takes does not
+/// depend on the batch it comes in (the output bits depend on neither: both paths write
+/// the correct rounding; `tests/kernels_determinism.rs` compares them across instruction
+/// sets).
+///
+/// Narrower rows stay on the f64 path, widened once, which is as fast or faster there:
+/// 16384 × 1024 f16 LayerNorm on Zen 3, 2 threads, 4.2–4.6 ms against 5.0–5.2 on the f32
+/// path, whose reported lanes, in about 3 % of f16 blocks, cost a mispredicted branch and
+/// a pass of f64 code each. On an Emerald Rapids Xeon (one thread, rows in cache,
+/// best-of timings, the f32 path's time over the f64 path's), AVX-512: 1.15 at 32 × 2048
+/// (f16 LayerNorm), 1.12 (bf16 RMSNorm), 0.98–1.23 at 20 × 3072; from d = 4096, where the
+/// f64 path's data (the widened row, γ and β in f64: 24 bytes a value) is twice L1, the
+/// f32 path is faster: 0.71 (f16 LayerNorm), 0.89 (bf16), 0.84 (f16 RMSNorm) at
+/// 16 × 4096, 0.81–0.90 for a single row of 4096, 0.87–0.89 at 8 × 8192; 2 threads,
+/// 4096 × 4096 from memory, 0.85, 0.93, 0.87. On the AVX2 path (two registers of eight
+/// f32, bf16 rounded by integer operations) it is not: the same Xeon, 16 × 4096, f16
+/// LayerNorm 0.96 and RMSNorm 0.81 but bf16 LayerNorm 1.38; Zen 3, sixteen rows of 4096,
+/// 1.13–1.55. There the f32 path keeps to rows wider than [`WIDEN_MAX_D`], which the f64
+/// path would widen from the format twice.
+pub(crate) fn applies(d: usize, f32x16_one_register: bool) -> bool {
+    if f32x16_one_register {
+        d >= NARROW_MIN_D
+    } else {
+        d > WIDEN_MAX_D
+    }
 }
 
 /// f32's unit roundoff, 2^-24.
@@ -405,6 +419,7 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
 
 #[cfg(test)]
 mod tests {
+    use super::{applies, NARROW_MIN_D, WIDEN_MAX_D};
     use crate::dtype::Dtype;
     use crate::exact::{ElementInput, RowKind, RowStats};
     use crate::kernels::element::Element;
@@ -583,6 +598,18 @@ mod tests {
 
     /// Ordinary rows keep nearly every value on the f32 path: the bound is not so loose that
     /// the path hands most of the work back.
+    /// The f32 path's widths: from 4096 where sixteen f32 lanes are one register, beyond
+    /// the widened rows' limit elsewhere.
+    #[test]
+    fn the_path_starts_at_its_width_per_instruction_set() {
+        assert!(!applies(NARROW_MIN_D - 1, true));
+        assert!(applies(NARROW_MIN_D, true));
+        assert_eq!(NARROW_MIN_D, 4096);
+        assert!(!applies(WIDEN_MAX_D, false));
+        assert!(applies(WIDEN_MAX_D + 1, false));
+        assert!(applies(WIDEN_MAX_D + 1, true));
+    }
+
     #[test]
     fn ordinary_rows_stay_on_the_f32_path() {
         fn share<T: Element>() -> f64 {

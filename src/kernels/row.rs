@@ -4,7 +4,8 @@
 //! Accuracy by design (u = 2^-53, n = d/16 the terms per partial sum):
 //! * Loads widen exactly; γ and β arrive widened exactly to f64 or as given (see
 //!   [`Param`]) and are widened exactly to f64 on load. (f16/bf16 rows of at least
-//!   [`narrow::NARROW_MIN_D`] values compute their output in f32 instead: see [`narrow`].)
+//!   [`narrow::NARROW_MIN_D`] values on AVX-512, wider than [`WIDEN_MAX_D`] elsewhere,
+//!   compute their output in f32 instead: see [`narrow::applies`].)
 //! * LayerNorm statistics in one pass over the row, shifted by c (0 where the first
 //!   sixteen values' mean is within their spread of zero, else that mean rounded to `T`,
 //!   so that every x − c is exact and on the row's grid; see [`first_shift`]): t = x − c, S = Σt,
@@ -1405,7 +1406,7 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
     let d = row.x.len();
     let c = CenteredConstants::<true>::new::<T>(&stats, p.eps, p.params_max);
     let narrow = T::NARROW
-        .filter(|_| narrow::applies(d))
+        .filter(|_| narrow::applies(d, S::F32X16_ONE_REGISTER))
         .and_then(|f| narrow::layer_norm(&stats, c.scale, d, p.params_max, f));
     // Shift 0 saves its subtraction only where z comes from x (see `RowConstants::X_ONLY`);
     // elsewhere the shifted constants subtract +0, which changes no bit.
@@ -1436,7 +1437,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     }
     let c = ScaledConstants::new::<T>(sum_sq, d, p.eps, p.params_max);
     let narrow = T::NARROW
-        .filter(|_| narrow::applies(d))
+        .filter(|_| narrow::applies(d, S::F32X16_ONE_REGISTER))
         .and_then(|f| narrow::rms_norm(c.scale, d, p.params_max, f));
     finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow, scratch);
 }

@@ -123,6 +123,9 @@ impl std::str::FromStr for Isa {
 /// the path's own, zero exactly where the set is empty: [`Simd::f32_lanes`] gives the set.
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
+    /// Whether [`Simd::F32x16`] is one register (AVX-512), where the 16-bit formats' f32
+    /// path runs narrower rows than elsewhere (see `narrow::applies`).
+    const F32X16_ONE_REGISTER: bool = false;
     /// Runs `k` in a function of its own, compiled for this instruction set and not inlined
     /// into the caller (so that a hot loop gets the registers to itself).
     fn isolated<K: crate::kernels::Vectorized>(self, k: K) -> K::Output;

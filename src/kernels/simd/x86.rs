@@ -742,6 +742,7 @@ unsafe fn large_f32(nearest: __m256, f: &NearFilter) -> u8 {
 // target-feature function; pointer accesses stay within the eight-element arrays.
 impl<const BF16: bool> Simd for Avx512<BF16> {
     type V = __m512d;
+    const F32X16_ONE_REGISTER: bool = true;
     #[inline(always)]
     fn isolated<K: Vectorized>(self, k: K) -> K::Output {
         #[inline(never)]
