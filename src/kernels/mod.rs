@@ -5,8 +5,8 @@
 //!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
 //!   portable scalar code.
 //! * f16 and bf16 rows of 4096 values or more on AVX-512 (wider than 16384 elsewhere)
-//!   compute their output in f32 (`narrow`), keeping each value only where an error bound proves it the correct rounding, and computing the
-//!   others again on the f64 path.
+//!   compute their output in f32 (`narrow`), keeping each value only where an error bound
+//!   proves it the correct rounding, and computing the others again on the f64 path.
 //! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
 //!   depend on the instruction set, the thread count or how rows are split among threads.
 //! * Large batches run on rayon's current thread pool.
@@ -314,9 +314,10 @@ pub fn normalize<'a, T: Element>(
     // (at d = 65536: 1 MiB of 2) and be read from L3; for the 16-bit formats' rows on
     // the f32 path ([`narrow`]), which converts them with one instruction per sixteen
     // (f32 copies made once per call were slower: f16 LayerNorm, 2 threads, 64 × 65536
-    // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given). Otherwise they are widened to f64
-    // once per call and shared by every row: the output pass loads them with no conversion.
-    // Either way the same values.
+    // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given; one thread, in cache, copies in
+    // the loads' lane order took 1.01 of the time at 16 × 4096, 1.06 at 8 × 8192, 1.16 at
+    // 4 × 16384). Otherwise they are widened to f64 once per call and shared by every
+    // row: the output pass loads them with no conversion. Either way the same values.
     // max |γ| and |β|, once per call: the f64 path's certainty filter (and the f32 path's
     // bound) take them as bounds of every lane's.
     let params_max = token.vectorize(ParamsMaxOf(params));
