@@ -34,9 +34,8 @@ fn run<T: Element>(op: Op, x: &[T], d: usize, params: Params<'_, T>, isa: Isa) -
 }
 
 /// A row on its own (γ and β read as given) and the same row repeated in a batch (γ and β
-/// widened to f64, except in f32 rows from 8192 and 16-bit rows on the f32 path, which read them
-/// as given): the same bits,
-/// within one ulp of the reference, on every path.
+/// widened to f64, except in f32 rows from 8192 and 16-bit rows on the f32 path, which
+/// read them as given): the same bits, within one ulp of the reference, on every path.
 fn alone_and_in_a_batch<T: Element>() {
     let dt = T::DTYPE;
     for d in WIDTHS {

@@ -85,19 +85,18 @@ impl Token {
         }
     }
 
-    /// [`Simd::F32X16_ONE_REGISTER`] of the instruction set.
+    /// [`Simd::F32X16_ONE_REGISTER`] of the instruction set, read through the same
+    /// dispatch as the work.
     fn f32x16_one_register(self) -> bool {
-        match self {
-            Token::Scalar => Scalar::F32X16_ONE_REGISTER,
-            #[cfg(target_arch = "x86_64")]
-            Token::Avx2(_) => simd::x86::Avx2::F32X16_ONE_REGISTER,
-            #[cfg(target_arch = "x86_64")]
-            Token::Avx512(_) => simd::x86::Avx512::<false>::F32X16_ONE_REGISTER,
-            #[cfg(target_arch = "x86_64")]
-            Token::Avx512Bf16(_) => simd::x86::Avx512::<true>::F32X16_ONE_REGISTER,
-            #[cfg(target_arch = "aarch64")]
-            Token::Neon(_) => simd::neon::Neon::F32X16_ONE_REGISTER,
+        struct OneRegister;
+        impl Vectorized for OneRegister {
+            type Output = bool;
+            const AVX512_BF16: bool = false;
+            fn run<S: Simd>(self, _s: S) -> bool {
+                S::F32X16_ONE_REGISTER
+            }
         }
+        self.vectorize(OneRegister)
     }
 
     fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
