@@ -8,25 +8,39 @@
 //!
 //! # The computation (u = 2^-24, one f32 rounding per operation)
 //! The statistics come from the f64 pass as before: the mean μ̂ = c + m (LayerNorm) and
-//! r̂ ≈ r = 1/√(σ² + ε). Per row: m_h = f32(c + m), m_l = f32((c − m_h) + m), r_h = f32(r̂).
-//! Per element (x exact in f32): d̃ = (x − m_h) − m_l (LayerNorm; d̃ = x for RMSNorm),
-//! p̃ = d̃·r_h, q̃ = p̃·γ, ỹ = q̃ + β.
+//! r̂ ≈ r = 1/√(σ² + ε). Per row r_h = f32(r̂), and LayerNorm's rows take the mean out in
+//! one of two forms ([`Centering`]):
+//! * fused, where |μ̂|·r_h ≤ [`FUSED_MAX_OFFSET`] (the mean within a spread of zero, as in
+//!   most activations): o = f32(−μ̂·r_h), and per element p̃ = fma(x, r_h, o), one
+//!   operation;
+//! * split, elsewhere: m_h = f32(μ̂), m_l = f32((c − m_h) + m), and per element
+//!   d̃ = (x − m_h) − m_l, p̃ = d̃·r_h, three operations, but an e_m (below) that does not
+//!   grow with |μ|.
+//!
+//! RMSNorm's p̃ = x·r_h. Then q̃ = p̃·γ, ỹ = q̃ + β (x exact in f32 throughout).
 //!
 //! # The bound
-//! Write d = x − μ, Y = γ·r·d (so y = Y + β) and e_m = μ − m_h − m_l.
-//! * d̃ = d + ε_d with |ε_d| ≤ 2.001u|d| + 1.001|e_m|: where x − m_h is exact (Sterbenz,
-//!   x ∈ [m_h/2, 2m_h]) only the second subtraction rounds; elsewhere |x − m_h| ≥ |m_h|/2
-//!   ≥ |m_l|/(2.002u), so the first rounding is also relative to |d|.
-//! * r_h = r(1 + ρ) with |ρ| ≤ u + δ_r, and the f64 statistics give δ_r ≤ 16γ_n + 2^-51
-//!   (γ_n = n·2^-53/(1 − n·2^-53), n = ⌈d/16⌉ + 9 terms per partial sum, the variance
-//!   within 27γ_n; see `row`), which the path requires to be ≤ u/16.
-//! * q̃ = (d + ε_d)·r_h·γ·(1 + δ)(1 + δ'), so |q̃ − Y| ≤ 5.07u|Y| + 1.002·r|γ||e_m|.
+//! Write d = x − μ, Y = γ·r·d (so y = Y + β), and r_h = r(1 + ρ) with |ρ| ≤ u + δ_r: the
+//! f64 statistics give δ_r ≤ 16γ_n + 2^-51 (γ_n = n·2^-53/(1 − n·2^-53), n = ⌈d/16⌉ + 9
+//! terms per partial sum, the variance within 27γ_n; see `row`), which the path requires
+//! to be ≤ u/16.
+//! * Split: e_m = μ − m_h − m_l, and d̃ = d + ε_d with |ε_d| ≤ 2.001u|d| + 1.001|e_m|:
+//!   where x − m_h is exact (Sterbenz, x ∈ [m_h/2, 2m_h]) only the second subtraction
+//!   rounds; elsewhere |x − m_h| ≥ |m_h|/2 ≥ |m_l|/(2.002u), so the first rounding is also
+//!   relative to |d|. q̃ = (d + ε_d)·r_h·γ·(1 + δ)(1 + δ'), so
+//!   |q̃ − Y| ≤ 5.07u|Y| + 1.002·r|γ||e_m|.
+//! * Fused: e_c = o + μ·r_h, exact inside the fma: p̃ = (r_h·d + e_c)(1 + δ), and
+//!   q̃ = γ·(r_h·d + e_c)(1 + δ)(1 + δ'), so |q̃ − Y| ≤ 3.07u|Y| + 1.0001·r_h|γ||e_m| with
+//!   e_m = |e_c|/r_h ≤ (sum error of μ̂) + (u + 3u_64)|μ̂| (μ̂ = c + m rounded in f64,
+//!   −μ̂·r_h rounded in f64, then to f32, which the path requires to be normal or an
+//!   exact zero). Within the split form's bound, which therefore serves both.
 //! * ỹ = (q̃ + β)(1 + δ''), so |ỹ − y| ≤ 5.08u|q̃| + u(1 + 2u)|ỹ| + 1.003·r_h|γ||e_m|.
 //!
-//! Underflow adds at most 2^-149·(|γ| + 1) (products that land below 2^-126; sums that do
-//! are exact). With K = 1.03·r_h·(bound of |e_m|)·max|γ| + 2^-149·(max|γ| + 1), the lane's
-//! error bound E = 5.25u|q̃| + 1.1u|ỹ| + 1.01K, computed in f32 with two fused
-//! multiply-adds (each within a factor 1 − u below), exceeds |ỹ − y|. The lane is kept
+//! Underflow adds at most 2^-149·(|γ| + 1) (products and the fma's results that land
+//! below 2^-126; sums that do are exact). With K = 1.03·r_h·(bound of |e_m|)·max|γ| +
+//! 2^-149·(max|γ| + 1), the lane's error bound E = 5.25u|q̃| + 1.1u|ỹ| + 1.01K, computed
+//! in f32 with two fused multiply-adds (each within a factor 1 − u below), exceeds
+//! |ỹ − y|. The lane is kept
 //! when E is below the distance from ỹ to the nearest rounding midpoint of the 16-bit
 //! format ([`CertainTest`]): no midpoint lies between ỹ and y and y is not one, so both
 //! round to the same value, which the store writes. Midpoints are 2^(23−p) f32-ulps apart
@@ -43,8 +57,9 @@
 //! path, then, every value is finite, and the values of the reported lanes (computed on the
 //! f64 path, rounded to the format) go back through f32 exactly to be stored with the rest.
 //!
-//! The tests check the bound against the exact reference, and that ordinary rows keep
-//! nearly every lane on the f32 path.
+//! The tests check the bound against the exact reference (lane by lane, in both forms:
+//! the largest error took 0.79 of its bound in f16, 0.89 in bf16), and that ordinary rows
+//! keep nearly every lane on the f32 path.
 
 use super::element::Element;
 use super::row::{affine, CenteredStats, Normalize, Param, RowConstants, WIDEN_MAX_D};
@@ -102,12 +117,29 @@ const U64: f64 = f64::EPSILON / 2.0;
 const SLOPE: f64 = 5.25 * U;
 const RELATIVE: f64 = 1.1 * U;
 
+/// The widest mean offset |μ̂|·r̂ (in units of the row's spread) for which a LayerNorm row
+/// takes the fused form ([`Centering::Fused`]): its e_m, u·|μ̂| and more, then adds at
+/// most about u·max|γ| to the floor of the lane's bound, against 6.35u·|ỹ| from the
+/// rest (a lane of |ỹ| ≈ 1 reported about 15 % more often, the worst case, for two
+/// operations fewer per vector of every lane).
+const FUSED_MAX_OFFSET: f64 = 1.0;
+
+/// How the f32 path takes the mean out of x (module comment).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Centering {
+    /// RMSNorm: nothing (p̃ = x·r_h).
+    None,
+    /// p̃ = fma(x, r_h, o), o = f32(−μ̂·r_h): rows whose mean is within
+    /// [`FUSED_MAX_OFFSET`] spreads of zero.
+    Fused { offset: f32 },
+    /// p̃ = ((x − m_h) − m_l)·r_h, μ ≈ m_h + m_l: the other LayerNorm rows.
+    Split { mean_hi: f32, mean_lo: f32 },
+}
+
 /// A row's constants on the f32 path.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NarrowRow {
-    /// μ ≈ mean_hi + mean_lo (LayerNorm; both zero for RMSNorm, which subtracts nothing).
-    pub mean_hi: f32,
-    pub mean_lo: f32,
+    pub centering: Centering,
     /// f32(r̂).
     pub scale: f32,
     pub test: CertainTest,
@@ -133,27 +165,35 @@ pub(crate) fn layer_norm(
     if !accepted {
         return None;
     }
-    let mean_hi = (c + m) as f32;
+    // The mean's sum error (Σ|x − c| ≤ d·√(Q/d), Q/d = σ² + m²).
+    let sum_error = 1.01 * sum_error(d) * (stats.var + m * m).sqrt();
+    let mean = c + m;
+    // r_h as the loop takes it (`constants` declines rows where it is not normal).
+    let scale32 = scale as f32 as f64;
+    let product = -(mean * scale32);
+    let offset = product as f32;
+    // o is f32(−μ̂·r_h), one rounding of each, not an underflow (a zero o only from a
+    // zero product).
+    if (mean * scale32).abs() <= FUSED_MAX_OFFSET && (offset.is_normal() || product == 0.0) {
+        // e_m ≥ |o + μ·r_h|/r_h: the sum error, μ̂ = c + m rounded, −μ̂·r_h rounded in
+        // f64, then to f32.
+        let mean_error = sum_error + (U + 3.0 * U64) * mean.abs();
+        let centering = Centering::Fused { offset };
+        return constants(centering, 1.05 * mean_error, scale, d, params, format);
+    }
+    let mean_hi = mean as f32;
     let apart = c - mean_hi as f64;
     let mean_lo = (apart + m) as f32;
-    // |μ − m_h − m_l|: the mean's sum error (Σ|x − c| ≤ d·√(Q/d), Q/d = σ² + m²), the two
-    // f64 roundings of (c − m_h) + m, the f32 rounding of m_l.
-    let mean_error = 1.01 * sum_error(d) * (stats.var + m * m).sqrt()
-        + 2.0 * U64 * (2.0 * apart.abs() + m.abs())
-        + U * (mean_lo as f64).abs();
+    // |μ − m_h − m_l|: the sum error, the two f64 roundings of (c − m_h) + m, the f32
+    // rounding of m_l.
+    let mean_error =
+        sum_error + 2.0 * U64 * (2.0 * apart.abs() + m.abs()) + U * (mean_lo as f64).abs();
     let normal = |v: f32| v == 0.0 || v.is_normal();
     if !(normal(mean_hi) && mean_lo.is_finite()) {
         return None;
     }
-    constants(
-        mean_hi,
-        mean_lo,
-        1.05 * mean_error,
-        scale,
-        d,
-        params,
-        format,
-    )
+    let centering = Centering::Split { mean_hi, mean_lo };
+    constants(centering, 1.05 * mean_error, scale, d, params, format)
 }
 
 /// The f32 path's constants for an RMSNorm row (d̃ = x, exact), or `None`.
@@ -163,7 +203,7 @@ pub(crate) fn rms_norm(
     params: ParamsMax,
     format: NarrowFormat,
 ) -> Option<NarrowRow> {
-    constants(0.0, 0.0, 0.0, scale, d, params, format)
+    constants(Centering::None, 0.0, scale, d, params, format)
 }
 
 /// The largest magnitudes of γ (1 when absent) and β (0 when absent); NaN where one is NaN.
@@ -181,10 +221,8 @@ impl ParamsMax {
     };
 }
 
-#[allow(clippy::too_many_arguments)]
 fn constants(
-    mean_hi: f32,
-    mean_lo: f32,
+    centering: Centering,
     mean_error: f64,
     scale: f64,
     d: usize,
@@ -221,8 +259,7 @@ fn constants(
     }
     let half = 1u32 << format.half_bit;
     Some(NarrowRow {
-        mean_hi,
-        mean_lo,
+        centering,
         scale: scale32,
         test: CertainTest {
             slope: SLOPE as f32,
@@ -277,13 +314,35 @@ impl<
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
+        // One loop per form of centering (a constant in the loop); RMSNorm's rows have
+        // none, and compile one loop only.
+        let center = <C::N<S> as Normalize<S>>::CENTER;
+        if center && matches!(self.row.centering, Centering::Fused { .. }) {
+            self.rows::<S, true>(s)
+        } else {
+            self.rows::<S, false>(s)
+        }
+    }
+}
+
+impl<
+        T: Element,
+        P: Param,
+        C: RowConstants,
+        const G: bool,
+        const B: bool,
+        const STREAM: bool,
+        const REDO: bool,
+    > NarrowPass<'_, T, P, C, G, B, STREAM, REDO>
+{
+    /// The loop, for rows whose centering is [`Centering::Fused`] (`FUSED`) or not.
+    #[inline(always)]
+    fn rows<S: Simd, const FUSED: bool>(self, s: S) {
         // γ and β in the row's format, loaded in the lane order of its x (see
         // `Element::elements16`): `normalize` never widens them for rows on this path.
         debug_assert!(!(G || B) || std::mem::size_of::<P>() == std::mem::size_of::<T>());
         let c = Splats {
-            mean_hi: s.f32x16_splat(self.row.mean_hi),
-            mean_lo: s.f32x16_splat(self.row.mean_lo),
-            scale: s.f32x16_splat(self.row.scale),
+            lanes: LaneConstants::new(s, &self.row),
             test: self.row.test,
             wide: self.constants.vectors(s),
         };
@@ -303,7 +362,8 @@ impl<
                 for line in 0..lines {
                     s.prefetch(next.wrapping_add(64 * line));
                     for j in line * per_line..(line + 1) * per_line {
-                        flags[j] = src.write::<S, _, G, B, STREAM, REDO>(s, &c, j, &mut y[j]);
+                        flags[j] =
+                            src.write::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, &mut y[j]);
                     }
                 }
                 lines * per_line
@@ -311,18 +371,61 @@ impl<
             None => 0,
         };
         for j in whole..len {
-            flags[j] = src.write::<S, _, G, B, STREAM, REDO>(s, &c, j, &mut y[j]);
+            flags[j] = src.write::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, &mut y[j]);
         }
     }
 }
 
 /// A row's constants as vectors, for both paths.
 struct Splats<S: Simd, N> {
-    mean_hi: S::F32x16,
-    mean_lo: S::F32x16,
-    scale: S::F32x16,
+    lanes: LaneConstants<S>,
     test: CertainTest,
     wide: N,
+}
+
+/// The constants of [`LaneConstants::values`] as vectors: `center` holds o (and zero)
+/// for the fused form, m_h and m_l for the split one, zeros for RMSNorm.
+struct LaneConstants<S: Simd> {
+    center: [S::F32x16; 2],
+    scale: S::F32x16,
+}
+
+impl<S: Simd> LaneConstants<S> {
+    #[inline(always)]
+    fn new(s: S, row: &NarrowRow) -> LaneConstants<S> {
+        let center = match row.centering {
+            Centering::None => [0.0, 0.0],
+            Centering::Fused { offset } => [offset, 0.0],
+            Centering::Split { mean_hi, mean_lo } => [mean_hi, mean_lo],
+        };
+        LaneConstants {
+            center: center.map(|v| s.f32x16_splat(v)),
+            scale: s.f32x16_splat(row.scale),
+        }
+    }
+
+    /// (q̃, ỹ) of sixteen lanes (module comment): `center` for LayerNorm (a constant where
+    /// this is inlined), `FUSED` for its rows of [`Centering::Fused`]; absent γ and β
+    /// (`G`, `B` false) are not read.
+    #[inline(always)]
+    fn values<const G: bool, const B: bool, const FUSED: bool>(
+        &self,
+        s: S,
+        center: bool,
+        x: S::F32x16,
+        gamma: S::F32x16,
+        beta: S::F32x16,
+    ) -> (S::F32x16, S::F32x16) {
+        let [first, second] = self.center;
+        let p = match (center, FUSED) {
+            (false, _) => s.f32x16_mul(x, self.scale),
+            (true, true) => s.f32x16_fma(x, self.scale, first),
+            (true, false) => s.f32x16_mul(s.f32x16_sub(s.f32x16_sub(x, first), second), self.scale),
+        };
+        let q = if G { s.f32x16_mul(p, gamma) } else { p };
+        let y = if B { s.f32x16_add(q, beta) } else { q };
+        (q, y)
+    }
 }
 
 /// What the loop reads, as local slices.
@@ -341,6 +444,7 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
         N: Normalize<S>,
         const G: bool,
         const B: bool,
+        const FUSED: bool,
         const STREAM: bool,
         const REDO: bool,
     >(
@@ -351,22 +455,14 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
         y: &mut [T; 16],
     ) -> [u8; 2] {
         let x = T::load16(s, &self.x[j]);
-        let d = if N::CENTER {
-            s.f32x16_sub(s.f32x16_sub(x, c.mean_hi), c.mean_lo)
+        let zero = s.f32x16_splat(0.0);
+        let gamma = if G {
+            P::load16(s, &self.gamma[j])
         } else {
-            x
+            zero
         };
-        let p = s.f32x16_mul(d, c.scale);
-        let q = if G {
-            s.f32x16_mul(p, P::load16(s, &self.gamma[j]))
-        } else {
-            p
-        };
-        let out = if B {
-            s.f32x16_add(q, P::load16(s, &self.beta[j]))
-        } else {
-            q
-        };
+        let beta = if B { P::load16(s, &self.beta[j]) } else { zero };
+        let (q, out) = c.lanes.values::<G, B, FUSED>(s, N::CENTER, x, gamma, beta);
         let uncertain = s.f32x16_uncertain(q, out, &c.test);
         if !REDO {
             T::store16(s, out, y, STREAM);
@@ -454,6 +550,8 @@ mod tests {
         // rounding matters).
         for (center, spread, g_center, b_spread) in [
             (0.0, 1.0, 1.0, 0.5),
+            // |μ|·r ≈ 0.87: the fused form near its widest offset.
+            (0.5, 1.0, 1.0, 0.5),
             (3.0, 0.5, 1.0, 0.5),
             (200.0, 4.0, 1.0, 0.5),
             (-1000.0, 60.0, 1.0, 0.5),
@@ -541,6 +639,157 @@ mod tests {
             eprintln!("{dt}: {kept} of {total} kept");
             assert!(kept * 10 > total * 8, "{dt}: {kept} of {total} kept");
         }
+    }
+
+    /// The lane bound E = slope·|q̃| + relative·|ỹ| + floor (module comment) covers
+    /// |ỹ − y| in every lane of LayerNorm rows taking either form of centering, with and
+    /// without γ and β, y from MPFR. The largest share of the bound an error took is
+    /// printed; the fused form's e_m (u·|μ̂| and more) is what covers lanes with q̃ ≈ 0
+    /// of rows whose mean is off zero.
+    #[test]
+    fn the_bound_covers_every_lane_in_both_centerings() {
+        use super::{Centering, LaneConstants};
+        use crate::kernels::row::layer_norm_stats;
+        use crate::kernels::simd::{Scalar, Simd};
+        fn check<T: Element>() -> f64 {
+            let (d, s, eps) = (2048, Scalar, 1e-5f32);
+            let exact_eps = rug::Rational::from_f64(eps as f64).unwrap();
+            let (mut worst, mut fused, mut split) = (0f64, 0, 0);
+            for (x, g, b) in hard_rows::<T>(d, 5) {
+                let stats = layer_norm_stats(s, &x, &mut []).expect("finite rows");
+                let scale = 1.0 / (stats.var + eps as f64).sqrt();
+                let xs = values(&x);
+                let exact = RowStats::compute(
+                    &xs,
+                    T::DTYPE,
+                    Op::LayerNorm,
+                    EpsConvention::Inside,
+                    &exact_eps,
+                );
+                for affine in [true, false] {
+                    let params = if affine {
+                        super::ParamsMax {
+                            gamma: T::abs_max(&g),
+                            beta: T::abs_max(&b),
+                        }
+                    } else {
+                        super::ParamsMax::NONE
+                    };
+                    let format = T::NARROW.unwrap();
+                    let Some(row) = super::layer_norm(&stats, scale, d, params, format) else {
+                        continue;
+                    };
+                    let is_fused = matches!(row.centering, Centering::Fused { .. });
+                    *(if is_fused { &mut fused } else { &mut split }) += 1;
+                    let lanes = LaneConstants::new(s, &row);
+                    let t = row.test;
+                    for j in 0..d / 16 {
+                        let load = |v: &[T]| T::load16(s, v[16 * j..][..16].try_into().unwrap());
+                        let (q, y) = match (affine, is_fused) {
+                            (true, true) => lanes.values::<true, true, true>(
+                                s,
+                                true,
+                                load(&x),
+                                load(&g),
+                                load(&b),
+                            ),
+                            (true, false) => lanes.values::<true, true, false>(
+                                s,
+                                true,
+                                load(&x),
+                                load(&g),
+                                load(&b),
+                            ),
+                            (false, fused) => {
+                                let zero = s.f32x16_splat(0.0);
+                                if fused {
+                                    lanes.values::<false, false, true>(
+                                        s,
+                                        true,
+                                        load(&x),
+                                        zero,
+                                        zero,
+                                    )
+                                } else {
+                                    lanes.values::<false, false, false>(
+                                        s,
+                                        true,
+                                        load(&x),
+                                        zero,
+                                        zero,
+                                    )
+                                }
+                            }
+                        };
+                        for l in 0..16 {
+                            let i = 16 * j + l;
+                            let input = ElementInput {
+                                x: xs[i],
+                                gamma: if affine {
+                                    T::DTYPE.to_f64(g[i].to_bits())
+                                } else {
+                                    1.0
+                                },
+                                beta: if affine {
+                                    T::DTYPE.to_f64(b[i].to_bits())
+                                } else {
+                                    0.0
+                                },
+                            };
+                            let value = crate::exact::Element::new(&exact, input).mpfr_value();
+                            let error = (value - y[l] as f64).abs().to_f64();
+                            let bound = (q[l] as f64).abs() * t.slope as f64
+                                + (y[l] as f64).abs() * t.relative as f64
+                                + t.floor as f64;
+                            worst = worst.max(error / bound);
+                        }
+                    }
+                }
+            }
+            assert!(
+                fused > 0 && split > 0,
+                "{}: fused {fused}, split {split}",
+                T::DTYPE
+            );
+            worst
+        }
+        for (dt, worst) in [("f16", check::<f16>()), ("bf16", check::<bf16>())] {
+            eprintln!("{dt}: the largest error took {worst:.3} of its bound");
+            assert!(worst <= 1.0, "{dt}: {worst}");
+        }
+    }
+
+    /// LayerNorm rows take the fused form where their mean is within
+    /// `FUSED_MAX_OFFSET` spreads of zero, the split form beyond; RMSNorm rows neither.
+    #[test]
+    fn the_fused_form_is_taken_near_zero_only() {
+        use super::{Centering, FUSED_MAX_OFFSET};
+        use crate::kernels::row::CenteredStats;
+        let format = f16::NARROW.unwrap();
+        let params = super::ParamsMax::NONE;
+        let form = |mean: f64, var: f64| {
+            let stats = CenteredStats {
+                shift: 0.0,
+                mean_shifted: mean,
+                var,
+                passes: 1,
+            };
+            let scale = 1.0 / var.sqrt();
+            super::layer_norm(&stats, scale, 4096, params, format).map(|r| r.centering)
+        };
+        assert!(matches!(form(0.0, 1.0), Some(Centering::Fused { offset }) if offset == 0.0));
+        assert!(matches!(form(0.5, 4.0), Some(Centering::Fused { offset }) if offset == -0.25));
+        let edge = FUSED_MAX_OFFSET;
+        assert!(matches!(form(edge, 1.0), Some(Centering::Fused { .. })));
+        assert!(matches!(form(-edge, 1.0), Some(Centering::Fused { .. })));
+        let beyond = edge * (1.0 + 1e-9);
+        assert!(matches!(form(beyond, 1.0), Some(Centering::Split { .. })));
+        assert!(
+            matches!(form(3.0, 2.0), Some(Centering::Split { mean_hi, mean_lo })
+            if mean_hi == 3.0 && mean_lo == 0.0)
+        );
+        let rms = super::rms_norm(1.0, 4096, params, format).unwrap();
+        assert_eq!(rms.centering, Centering::None);
     }
 
     /// Exact ties and values just above them in f16's subnormal range, where its grid is

@@ -82,6 +82,7 @@ fn has_avx512() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512vl")
         && is_x86_feature_detected!("avx512dq")
+        && is_x86_feature_detected!("avx512bw")
         && is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("fma")
         && is_x86_feature_detected!("f16c")
@@ -95,7 +96,7 @@ impl Avx512<false> {
     /// Runs `k` compiled for AVX-512F + VL + DQ + AVX2 + FMA + F16C.
     #[inline]
     pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
-        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,f16c")]
         unsafe fn inner<K: Vectorized>(s: Avx512<false>, k: K) -> K::Output {
             k.run(s)
         }
@@ -117,7 +118,7 @@ impl Avx512<true> {
     /// Runs `k` compiled for AVX-512F + VL + DQ + BF16 + AVX2 + FMA + F16C.
     #[inline]
     pub fn vectorize<K: Vectorized>(self, k: K) -> K::Output {
-        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma,f16c")]
         unsafe fn inner<K: Vectorized>(s: Avx512<true>, k: K) -> K::Output {
             k.run(s)
         }
@@ -588,6 +589,15 @@ impl Simd for Avx2 {
         unsafe { (_mm256_mul_ps(a.0, b.0), _mm256_mul_ps(a.1, b.1)) }
     }
     #[inline(always)]
+    fn f32x16_fma(self, a: Self::F32x16, b: Self::F32x16, c: Self::F32x16) -> Self::F32x16 {
+        unsafe {
+            (
+                _mm256_fmadd_ps(a.0, b.0, c.0),
+                _mm256_fmadd_ps(a.1, b.1, c.1),
+            )
+        }
+    }
+    #[inline(always)]
     fn f32x16_uncertain(self, q: Self::F32x16, y: Self::F32x16, t: &CertainTest) -> u16 {
         unsafe { uncertain_x8(q.0, y.0, t) as u16 | ((uncertain_x8(q.1, y.1, t) as u16) << 8) }
     }
@@ -746,12 +756,12 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     #[inline(always)]
     fn isolated<K: Vectorized>(self, k: K) -> K::Output {
         #[inline(never)]
-        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,f16c")]
         unsafe fn inner<K: Vectorized>(s: Avx512<false>, k: K) -> K::Output {
             k.run(s)
         }
         #[inline(never)]
-        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
+        #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma,f16c")]
         unsafe fn inner_bf16<K: Vectorized>(s: Avx512<true>, k: K) -> K::Output {
             k.run(s)
         }
@@ -892,6 +902,10 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     #[inline(always)]
     fn f32x16_mul(self, a: __m512, b: __m512) -> __m512 {
         unsafe { _mm512_mul_ps(a, b) }
+    }
+    #[inline(always)]
+    fn f32x16_fma(self, a: __m512, b: __m512, c: __m512) -> __m512 {
+        unsafe { _mm512_fmadd_ps(a, b, c) }
     }
     #[inline(always)]
     fn f32x16_uncertain(self, q: __m512, y: __m512, t: &CertainTest) -> u16 {
