@@ -331,14 +331,18 @@ const U: f64 = 1.0 / (1u64 << 53) as f64;
 /// ones, and those below small, about 0.8·2·small of |ŷ| ~ N(0, 1), small ≈ 16/W with
 /// the bench's γ and β: the sum is least for W² ≈ 2^(half_bit + 4.7). f32: 2^16 (4.4e-4
 /// of its lanes, about two per row of 4096); f16: 2^23; bf16: 2^24 (below 1e-5).
+#[inline(always)]
 fn window(half_bit: u32) -> u64 {
     1 << ((half_bit + 5) / 2).min(half_bit - 1)
 }
 
 /// The least |ŷ| for which a window of w ulps covers the bound's `floor`: floor/((w − 64)·u),
-/// rounded up by far more than the few roundings in and around it.
+/// rounded up by far more than the few roundings in and around it. A product with the
+/// reciprocal, a constant where w is: this runs once a row, on the chain of scalar
+/// operations between the row's sums and its output loop.
+#[inline(always)]
 fn covered_from(floor: f64, w: u64) -> f64 {
-    floor / ((w - 64) as f64 * U) * (1.0 + 1e-9)
+    floor * (1.0 / ((w - 64) as f64 * U)) * (1.0 + 1e-9)
 }
 
 /// The test itself for one lane: whether ŷ = `y` rounds (to the output format) as the

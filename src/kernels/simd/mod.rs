@@ -380,6 +380,7 @@ impl NearFilter {
     /// raised to the format's least normal magnitude: below it the format's grid is fixed
     /// and the window (a pattern of y's own bits) says nothing. NaN stays NaN (no lane
     /// passes).
+    #[inline(always)]
     pub fn new(format: crate::dtype::Dtype, w: u64, small: f64) -> NearFilter {
         let half_bit = (52 - format.precision()) as u32;
         assert!(w.is_power_of_two() && w <= 1 << half_bit);
