@@ -277,8 +277,9 @@ fn constants(
 /// the f64 path (before the store: streamed lines are not touched again), and in `flags`
 /// the lanes the f64 stores among those reported (one byte per vector of eight, as the
 /// f64 loop records them). The row's constants `C` say whether z subtracts the mean
-/// ([`Normalize::CENTER`]); `STREAM`: non-temporal stores; `REDO`: the kernels' pass (without it, for the tests: y as the f32
-/// path computes it everywhere, and in `flags` the lanes it cannot keep).
+/// ([`Normalize::CENTER`]), the row's [`Centering`] how; `STREAM`: non-temporal stores;
+/// `REDO`: the kernels' pass (without it, for the tests: y as the f32 path computes it
+/// everywhere, and in `flags` the lanes it cannot keep).
 pub(super) struct NarrowPass<
     'a,
     T,

@@ -28,7 +28,7 @@ pub enum Isa {
     Scalar,
     /// x86-64 AVX2 + FMA + F16C: two 4-lane registers per vector.
     Avx2,
-    /// x86-64 AVX-512F + VL + DQ (+ AVX2, FMA, F16C): one 8-lane register per vector.
+    /// x86-64 AVX-512F + VL + DQ + BW (+ AVX2, FMA, F16C): one 8-lane register per vector.
     Avx512,
     /// `Avx512` plus AVX512-BF16, whose f32 → bf16 conversion replaces the integer recipe.
     Avx512Bf16,
