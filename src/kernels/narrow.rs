@@ -174,7 +174,7 @@ pub(crate) fn layer_norm(
     let offset = product as f32;
     // o is f32(−μ̂·r_h), one rounding of each, not an underflow (a zero o only from a
     // zero product).
-    if (mean * scale32).abs() <= FUSED_MAX_OFFSET && (offset.is_normal() || product == 0.0) {
+    if product.abs() <= FUSED_MAX_OFFSET && (offset.is_normal() || product == 0.0) {
         // e_m ≥ |o + μ·r_h|/r_h: the sum error, μ̂ = c + m rounded, −μ̂·r_h rounded in
         // f64, then to f32.
         let mean_error = sum_error + (U + 3.0 * U64) * mean.abs();
