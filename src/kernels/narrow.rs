@@ -540,6 +540,16 @@ mod tests {
         v.iter().map(|t| T::DTYPE.to_f64(t.to_bits())).collect()
     }
 
+    /// Element i's input to the exact reference: γ and β empty where absent (1 and 0).
+    fn input_at<T: Element>(xs: &[f64], gamma: &[T], beta: &[T], i: usize) -> ElementInput {
+        let value = |v: &T| T::DTYPE.to_f64(v.to_bits());
+        ElementInput {
+            x: xs[i],
+            gamma: gamma.get(i).map_or(1.0, value),
+            beta: beta.get(i).map_or(0.0, value),
+        }
+    }
+
     /// Rows that stress the bound, each as (x, γ, β): ordinary ones, large offsets with a
     /// small spread, β cancelling γ·z in every other lane (|y| ≪ |γ·z|), outputs around
     /// the smallest kept magnitude, and (bf16) outputs near the top of the range.
@@ -615,11 +625,7 @@ mod tests {
                             RowStats::compute(&xs, T::DTYPE, op, EpsConvention::Inside, &eps);
                         assert_eq!(stats.kind, RowKind::Defined);
                         for i in (0..y.len()).filter(|&i| !reported[i]) {
-                            let input = ElementInput {
-                                x: xs[i],
-                                gamma: g.get(i).map_or(1.0, |v| T::DTYPE.to_f64(v.to_bits())),
-                                beta: b.get(i).map_or(0.0, |v| T::DTYPE.to_f64(v.to_bits())),
-                            };
+                            let input = input_at(&xs, g, b, i);
                             let want = crate::exact::Element::new(&stats, input).round(T::DTYPE);
                             assert_eq!(
                                 y[i].to_bits(),
@@ -652,6 +658,20 @@ mod tests {
         use super::{Centering, LaneConstants};
         use crate::kernels::row::layer_norm_stats;
         use crate::kernels::simd::{Scalar, Simd};
+        /// The loop's (q̃, ỹ) of a LayerNorm row in its form of centering.
+        fn values_of<const G: bool, const B: bool>(
+            lanes: &LaneConstants<Scalar>,
+            fused: bool,
+            x: [f32; 16],
+            gamma: [f32; 16],
+            beta: [f32; 16],
+        ) -> ([f32; 16], [f32; 16]) {
+            if fused {
+                lanes.values::<G, B, true>(Scalar, true, x, gamma, beta)
+            } else {
+                lanes.values::<G, B, false>(Scalar, true, x, gamma, beta)
+            }
+        }
         fn check<T: Element>() -> f64 {
             let (d, s, eps) = (2048, Scalar, 1e-5f32);
             let exact_eps = rug::Rational::from_f64(eps as f64).unwrap();
@@ -668,13 +688,14 @@ mod tests {
                     &exact_eps,
                 );
                 for affine in [true, false] {
-                    let params = if affine {
-                        super::ParamsMax {
-                            gamma: T::abs_max(&g),
-                            beta: T::abs_max(&b),
-                        }
+                    let (g, b) = if affine {
+                        (&g[..], &b[..])
                     } else {
-                        super::ParamsMax::NONE
+                        (&[][..], &[][..])
+                    };
+                    let params = super::ParamsMax {
+                        gamma: if affine { T::abs_max(g) } else { 1.0 },
+                        beta: T::abs_max(b),
                     };
                     let format = T::NARROW.unwrap();
                     let Some(row) = super::layer_norm(&stats, scale, d, params, format) else {
@@ -686,57 +707,14 @@ mod tests {
                     let t = row.test;
                     for j in 0..d / 16 {
                         let load = |v: &[T]| T::load16(s, v[16 * j..][..16].try_into().unwrap());
-                        let (q, y) = match (affine, is_fused) {
-                            (true, true) => lanes.values::<true, true, true>(
-                                s,
-                                true,
-                                load(&x),
-                                load(&g),
-                                load(&b),
-                            ),
-                            (true, false) => lanes.values::<true, true, false>(
-                                s,
-                                true,
-                                load(&x),
-                                load(&g),
-                                load(&b),
-                            ),
-                            (false, fused) => {
-                                let zero = s.f32x16_splat(0.0);
-                                if fused {
-                                    lanes.values::<false, false, true>(
-                                        s,
-                                        true,
-                                        load(&x),
-                                        zero,
-                                        zero,
-                                    )
-                                } else {
-                                    lanes.values::<false, false, false>(
-                                        s,
-                                        true,
-                                        load(&x),
-                                        zero,
-                                        zero,
-                                    )
-                                }
-                            }
+                        let (q, y) = if affine {
+                            values_of::<true, true>(&lanes, is_fused, load(&x), load(g), load(b))
+                        } else {
+                            let zero = s.f32x16_splat(0.0);
+                            values_of::<false, false>(&lanes, is_fused, load(&x), zero, zero)
                         };
                         for l in 0..16 {
-                            let i = 16 * j + l;
-                            let input = ElementInput {
-                                x: xs[i],
-                                gamma: if affine {
-                                    T::DTYPE.to_f64(g[i].to_bits())
-                                } else {
-                                    1.0
-                                },
-                                beta: if affine {
-                                    T::DTYPE.to_f64(b[i].to_bits())
-                                } else {
-                                    0.0
-                                },
-                            };
+                            let input = input_at(&xs, g, b, 16 * j + l);
                             let value = crate::exact::Element::new(&exact, input).mpfr_value();
                             let error = (value - y[l] as f64).abs().to_f64();
                             let bound = (q[l] as f64).abs() * t.slope as f64
