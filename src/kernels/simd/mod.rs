@@ -232,16 +232,16 @@ pub trait Simd: Copy + Send + Sync {
 
 /// The certainty test of the f32 output path for one lane (see [`crate::kernels::narrow`],
 /// which derives the constants): y = q + β computed in f32 rounds (to the 16-bit format)
-/// as the exact value does when the error bound fma(|q|, slope, fma(|y|, relative, floor))
-/// is below the distance from y to the nearest rounding midpoint of the format. That
-/// distance is bounded below by the distance to the midpoint of the format's interval that
-/// holds y (y's bits below the format's last bit replaced by the midpoint pattern `half`:
-/// the same binade, so the subtraction is exact) and by |y|·cap (the lower binade's
-/// midpoints, half as far apart). NaN and ±∞ never pass.
+/// as the exact value does when the error bound fma(|q|, slope, floor) is below the
+/// distance from y to the nearest rounding midpoint of the format. That distance is
+/// bounded below by the distance to the midpoint of the format's interval that holds y
+/// (y's bits below the format's last bit replaced by the midpoint pattern `half`: the same
+/// binade, so the subtraction is exact) and by |midpoint|·cap (the lower binade's
+/// midpoints, half as far apart; any magnitude of y's binade serves, and the midpoint's is
+/// NaN where y is ±∞ or NaN). Such lanes, and those whose q is, never pass.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CertainTest {
     pub slope: f32,
-    pub relative: f32,
     pub floor: f32,
     pub cap: f32,
     /// The f32 bits below the format's last significand bit, and the midpoint pattern
@@ -253,13 +253,11 @@ pub struct CertainTest {
 /// The scalar definition of [`Simd::f32x16_uncertain`] for one lane.
 #[inline(always)]
 pub fn uncertain_lane(q: f32, y: f32, t: &CertainTest) -> bool {
-    let magnitude = y.abs();
-    let bound = q
-        .abs()
-        .mul_add(t.slope, magnitude.mul_add(t.relative, t.floor));
+    let bound = q.abs().mul_add(t.slope, t.floor);
     let midpoint = f32::from_bits((y.to_bits() & !t.low_mask) | t.half);
-    // NaN never reaches the `min` with a finite y: for ±∞ or NaN, `bound` is not finite.
-    let distance = (y - midpoint).abs().min(magnitude * t.cap);
+    // Both terms are NaN where y is ±∞ or NaN (a NaN midpoint), whatever `min` makes of
+    // one NaN; a NaN or ∞ q gives a bound that is.
+    let distance = (y - midpoint).abs().min((midpoint * t.cap).abs());
     let kept = bound < distance;
     !kept
 }
@@ -872,9 +870,8 @@ mod tests {
         for (half_bit, lowest) in [(12, 2f32.powi(-14)), (15, 2f32.powi(-100))] {
             let half = 1u32 << half_bit;
             let tests =
-                [(5.25 * 2f32.powi(-24), 1e-30), (1e-3, 0.0)].map(|(slope, floor)| CertainTest {
+                [(6.35 * 2f32.powi(-24), 1e-30), (1e-3, 0.0)].map(|(slope, floor)| CertainTest {
                     slope,
-                    relative: 1.1 * 2f32.powi(-24),
                     floor,
                     cap: 2f32.powi(half_bit - 25),
                     low_mask: 2 * half - 1,

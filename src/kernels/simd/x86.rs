@@ -281,19 +281,18 @@ unsafe fn near_x4(y: __m256d, f: &NearFilter) -> u8 {
 #[inline(always)]
 unsafe fn uncertain_x8(q: __m256, y: __m256, t: &CertainTest) -> u8 {
     let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
-    let magnitude = _mm256_and_ps(y, abs);
-    let inner = _mm256_fmadd_ps(
-        magnitude,
-        _mm256_set1_ps(t.relative),
+    let bound = _mm256_fmadd_ps(
+        _mm256_and_ps(q, abs),
+        _mm256_set1_ps(t.slope),
         _mm256_set1_ps(t.floor),
     );
-    let bound = _mm256_fmadd_ps(_mm256_and_ps(q, abs), _mm256_set1_ps(t.slope), inner);
-    let midpoint = _mm256_or_si256(
+    let midpoint = _mm256_castsi256_ps(_mm256_or_si256(
         _mm256_andnot_si256(_mm256_set1_epi32(t.low_mask as i32), _mm256_castps_si256(y)),
         _mm256_set1_epi32(t.half as i32),
-    );
-    let apart = _mm256_and_ps(_mm256_sub_ps(y, _mm256_castsi256_ps(midpoint)), abs);
-    let distance = _mm256_min_ps(apart, _mm256_mul_ps(magnitude, _mm256_set1_ps(t.cap)));
+    ));
+    let apart = _mm256_and_ps(_mm256_sub_ps(y, midpoint), abs);
+    let capped = _mm256_and_ps(_mm256_mul_ps(midpoint, _mm256_set1_ps(t.cap)), abs);
+    let distance = _mm256_min_ps(apart, capped);
     !(_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(bound, distance)) as u8)
 }
 
@@ -913,19 +912,21 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     #[inline(always)]
     fn f32x16_uncertain(self, q: __m512, y: __m512, t: &CertainTest) -> u16 {
         unsafe {
-            let magnitude = _mm512_abs_ps(y);
-            let inner = _mm512_fmadd_ps(
-                magnitude,
-                _mm512_set1_ps(t.relative),
+            let bound = _mm512_fmadd_ps(
+                _mm512_abs_ps(q),
+                _mm512_set1_ps(t.slope),
                 _mm512_set1_ps(t.floor),
             );
-            let bound = _mm512_fmadd_ps(_mm512_abs_ps(q), _mm512_set1_ps(t.slope), inner);
-            let midpoint = _mm512_or_si512(
+            let midpoint = _mm512_castsi512_ps(_mm512_or_si512(
                 _mm512_andnot_si512(_mm512_set1_epi32(t.low_mask as i32), _mm512_castps_si512(y)),
                 _mm512_set1_epi32(t.half as i32),
-            );
-            let apart = _mm512_abs_ps(_mm512_sub_ps(y, _mm512_castsi512_ps(midpoint)));
-            let distance = _mm512_min_ps(apart, _mm512_mul_ps(magnitude, _mm512_set1_ps(t.cap)));
+            ));
+            let apart = _mm512_sub_ps(y, midpoint);
+            let capped = _mm512_mul_ps(midpoint, _mm512_set1_ps(t.cap));
+            // The smaller magnitude, its sign cleared, in one instruction (AVX512-DQ's
+            // `vrangeps`, imm 0b1010): the two `abs` and the `min` of the scalar
+            // definition, which it matches (both are NaN together, see `uncertain_lane`).
+            let distance = _mm512_range_ps::<0b1010>(apart, capped);
             !_mm512_cmp_ps_mask::<_CMP_LT_OQ>(bound, distance)
         }
     }
