@@ -218,8 +218,8 @@ pub trait Simd: Copy + Send + Sync {
     fn f32x16_mul(self, a: Self::F32x16, b: Self::F32x16) -> Self::F32x16;
     /// a·b + c with one rounding.
     fn f32x16_fma(self, a: Self::F32x16, b: Self::F32x16, c: Self::F32x16) -> Self::F32x16;
-    /// Bit l set where lane l is [`uncertain_lane`] (q, y lane l of `q`, `y`).
-    fn f32x16_uncertain(self, q: Self::F32x16, y: Self::F32x16, t: &CertainTest) -> u16;
+    /// Bit l set where lane l is [`uncertain_lane`] (y lane l of `y`).
+    fn f32x16_uncertain(self, y: Self::F32x16, t: &CertainTest) -> u16;
     /// Stores as they are (`stream`: a non-temporal hint; `dst` then 16-byte aligned).
     fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], stream: bool);
     /// Each lane rounded to nearest-even f16, except perhaps where the lane is NaN, ±∞,
@@ -231,14 +231,14 @@ pub trait Simd: Copy + Send + Sync {
 }
 
 /// The certainty test of the f32 output path for one lane (see [`crate::kernels::narrow`],
-/// which derives the constants): y = q + β computed in f32 rounds (to the 16-bit format)
-/// as the exact value does when the error bound fma(|q|, slope, floor) is below the
+/// which derives the constants): y computed in f32 rounds (to the 16-bit format) as the
+/// exact value does when the error bound fma(|y|, slope, floor) is below the
 /// distance from y to the nearest rounding midpoint of the format. That distance is
 /// bounded below by the distance to the midpoint of the format's interval that holds y
 /// (y's bits below the format's last bit replaced by the midpoint pattern `half`: the same
 /// binade, so the subtraction is exact) and by |midpoint|·cap (the lower binade's
 /// midpoints, half as far apart; any magnitude of y's binade serves, and the midpoint's is
-/// NaN where y is ±∞ or NaN). Such lanes, and those whose q is, never pass.
+/// NaN where y is ±∞ or NaN). Such lanes never pass.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CertainTest {
     pub slope: f32,
@@ -252,11 +252,11 @@ pub struct CertainTest {
 
 /// The scalar definition of [`Simd::f32x16_uncertain`] for one lane.
 #[inline(always)]
-pub fn uncertain_lane(q: f32, y: f32, t: &CertainTest) -> bool {
-    let bound = q.abs().mul_add(t.slope, t.floor);
+pub fn uncertain_lane(y: f32, t: &CertainTest) -> bool {
+    let bound = y.abs().mul_add(t.slope, t.floor);
     let midpoint = f32::from_bits((y.to_bits() & !t.low_mask) | t.half);
     // Both terms are NaN where y is ±∞ or NaN (a NaN midpoint), whatever `min` makes of
-    // one NaN; a NaN or ∞ q gives a bound that is.
+    // one NaN (the bound is then ∞ or NaN too).
     let distance = (y - midpoint).abs().min((midpoint * t.cap).abs());
     let kept = bound < distance;
     !kept
@@ -319,14 +319,9 @@ macro_rules! portable_f32x16 {
             std::array::from_fn(|k| a[k].mul_add(b[k], c[k]))
         }
         #[inline(always)]
-        fn f32x16_uncertain(
-            self,
-            q: [f32; 16],
-            y: [f32; 16],
-            t: &$crate::kernels::simd::CertainTest,
-        ) -> u16 {
+        fn f32x16_uncertain(self, y: [f32; 16], t: &$crate::kernels::simd::CertainTest) -> u16 {
             (0..16).fold(0u16, |m, l| {
-                m | (($crate::kernels::simd::uncertain_lane(q[l], y[l], t) as u16) << l)
+                m | (($crate::kernels::simd::uncertain_lane(y[l], t) as u16) << l)
             })
         }
         #[inline(always)]
@@ -878,8 +873,8 @@ mod tests {
                     half,
                 });
             for t in tests {
-                out.push(s.f32x16_uncertain(va, vb, &t) as u64);
-                out.push(s.f32x16_uncertain(vb, va, &t) as u64);
+                out.push(s.f32x16_uncertain(va, &t) as u64);
+                out.push(s.f32x16_uncertain(vb, &t) as u64);
             }
             let fixed = |x: f32| {
                 x.is_finite() && x.abs() >= lowest && (x.to_bits() & (2 * half - 1)) != half
@@ -907,8 +902,8 @@ mod tests {
             let (vh, vr) = (s.f32x16_load_bf16(&high), s.f32x16_load_bf16(&rest));
             let v = s.f32x16_add(vh, vr);
             for t in tests {
-                out.push(s.f32x16_bf16_lanes(s.f32x16_uncertain(v, vr, &t)) as u64);
-                out.push(s.f32x16_bf16_lanes(s.f32x16_uncertain(vr, v, &t)) as u64);
+                out.push(s.f32x16_bf16_lanes(s.f32x16_uncertain(v, &t)) as u64);
+                out.push(s.f32x16_bf16_lanes(s.f32x16_uncertain(vr, &t)) as u64);
             }
             s.f32x16_store_bf16(v, &mut h, false);
             let mut back = [0u16; 16];

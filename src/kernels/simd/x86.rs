@@ -279,10 +279,10 @@ unsafe fn near_x4(y: __m256d, f: &NearFilter) -> u8 {
 
 /// Eight lanes of `uncertain_lane` (see `CertainTest`).
 #[inline(always)]
-unsafe fn uncertain_x8(q: __m256, y: __m256, t: &CertainTest) -> u8 {
+unsafe fn uncertain_x8(y: __m256, t: &CertainTest) -> u8 {
     let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
     let bound = _mm256_fmadd_ps(
-        _mm256_and_ps(q, abs),
+        _mm256_and_ps(y, abs),
         _mm256_set1_ps(t.slope),
         _mm256_set1_ps(t.floor),
     );
@@ -600,8 +600,8 @@ impl Simd for Avx2 {
         }
     }
     #[inline(always)]
-    fn f32x16_uncertain(self, q: Self::F32x16, y: Self::F32x16, t: &CertainTest) -> u16 {
-        unsafe { uncertain_x8(q.0, y.0, t) as u16 | ((uncertain_x8(q.1, y.1, t) as u16) << 8) }
+    fn f32x16_uncertain(self, y: Self::F32x16, t: &CertainTest) -> u16 {
+        unsafe { uncertain_x8(y.0, t) as u16 | ((uncertain_x8(y.1, t) as u16) << 8) }
     }
     #[inline(always)]
     fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], _stream: bool) {
@@ -910,10 +910,10 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
         unsafe { _mm512_fmadd_ps(a, b, c) }
     }
     #[inline(always)]
-    fn f32x16_uncertain(self, q: __m512, y: __m512, t: &CertainTest) -> u16 {
+    fn f32x16_uncertain(self, y: __m512, t: &CertainTest) -> u16 {
         unsafe {
             let bound = _mm512_fmadd_ps(
-                _mm512_abs_ps(q),
+                _mm512_abs_ps(y),
                 _mm512_set1_ps(t.slope),
                 _mm512_set1_ps(t.floor),
             );
