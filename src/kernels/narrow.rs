@@ -759,11 +759,11 @@ mod tests {
                                     zero,
                                 )
                             };
-                            for l in 0..16 {
+                            for (l, &lane) in y.iter().enumerate() {
                                 let input = input_at(&xs, g, b, 16 * j + l);
                                 let value = crate::exact::Element::new(&exact, input).mpfr_value();
-                                let error = (value - y[l] as f64).abs().to_f64();
-                                let bound = (y[l] as f64).abs() * t.slope as f64 + t.floor as f64;
+                                let error = (value - lane as f64).abs().to_f64();
+                                let bound = (lane as f64).abs() * t.slope as f64 + t.floor as f64;
                                 worst[form] = worst[form].max(error / bound);
                             }
                         }
