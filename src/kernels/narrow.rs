@@ -44,11 +44,8 @@
 //! |e_m|)·max|γ| + 2^-149·(max|γ| + 1) + 2.1u·max|β| (split 4.2u), the lane's error bound
 //! E = 3.2u|ỹ| + 1.01K (split: 5.25u|ỹ| + 1.01K), computed in f32 with one fused
 //! multiply-add of constants rounded to f32 (each rounding within a factor 1 − u below:
-//! 3.2(1 − u)² > 3.071, 5.25(1 − u)² > 5.081, 1.01(1 − u)² > 1.0011), exceeds A. Before
-//! 2026-11-27 the path rounded q̃ = p̃·γ and ỹ = q̃ + β apart, and its bound was
-//! 5.25u|q̃| + 1.1u|ỹ| + 1.01K for both forms: the single fma is one operation fewer per
-//! vector, and its bound, on the rows of the fused form and RMSNorm, about half as large,
-//! so about half as many lanes are reported. The lane is kept
+//! 3.2(1 − u)² > 3.071, 5.25(1 − u)² > 5.081, 1.01(1 − u)² > 1.0011), exceeds A. The
+//! lane is kept
 //! when E is below the distance from ỹ to the nearest rounding midpoint of the 16-bit
 //! format ([`CertainTest`]): no midpoint lies between ỹ and y and y is not one, so both
 //! round to the same value, which the store writes. Midpoints are 2^(23−p) f32-ulps apart
@@ -680,7 +677,7 @@ mod tests {
     #[test]
     fn the_bound_covers_every_lane_in_every_form() {
         use super::{Centering, LaneConstants};
-        use crate::kernels::row::layer_norm_stats;
+        use crate::kernels::row::{layer_norm_stats, sum_of_squares};
         use crate::kernels::simd::{Scalar, Simd};
         /// The loop's ỹ of a row in its form of centering.
         fn values_of<const G: bool, const B: bool>(
@@ -727,9 +724,7 @@ mod tests {
                                 super::layer_norm(&stats, scale, d, params, format)
                             }
                             Op::RmsNorm => {
-                                // Within δ_r of r (the f64 sum of squares of f16 or bf16
-                                // values, each exact).
-                                let mean_square = xs.iter().map(|v| v * v).sum::<f64>() / d as f64;
+                                let mean_square = sum_of_squares(s, &x) / d as f64;
                                 let scale = 1.0 / (mean_square + eps as f64).sqrt();
                                 super::rms_norm(scale, d, params, format)
                             }

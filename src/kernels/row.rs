@@ -286,6 +286,12 @@ impl<T: Element> Vectorized for SquaresPass<'_, T> {
     }
 }
 
+/// Σx² of a row as RMSNorm's statistics pass takes it, widening nothing (for the tests).
+#[cfg(test)]
+pub(crate) fn sum_of_squares<S: Simd, T: Element>(s: S, x: &[T]) -> f64 {
+    s.isolated(SquaresPass { x, wide: &mut [] })
+}
+
 /// The normalized value z of one vector, before γ and β: from x, or from t, x prepared by
 /// the statistics pass ([`Fold::prepare`]) and kept by rows widened once. Both give the same
 /// bits (z from x computes t first, the same way).
@@ -1513,7 +1519,7 @@ pub(crate) fn narrow_blocks<T: Element>(
             }
         }
         Op::RmsNorm => {
-            let sum_sq = s.isolated(SquaresPass { x, wide: &mut [] });
+            let sum_sq = sum_of_squares(s, x);
             let c = ScaledConstants::new::<T>(sum_sq, d, eps, params);
             pass!(c, narrow::rms_norm(c.scale, d, params, format)?)
         }
@@ -1804,10 +1810,7 @@ mod bound_tests {
                         f64_values(c, &x, &gamma, &mut beta)
                     }
                 } else {
-                    let sum_sq = Scalar.isolated(SquaresPass {
-                        x: &x,
-                        wide: &mut [],
-                    });
+                    let sum_sq = sum_of_squares(Scalar, &x);
                     f64_values(
                         ScaledConstants::new::<f32>(sum_sq, d, eps, narrow::ParamsMax::NONE),
                         &x,

@@ -865,7 +865,7 @@ mod tests {
         for (half_bit, lowest) in [(12, 2f32.powi(-14)), (15, 2f32.powi(-100))] {
             let half = 1u32 << half_bit;
             let tests =
-                [(6.35 * 2f32.powi(-24), 1e-30), (1e-3, 0.0)].map(|(slope, floor)| CertainTest {
+                [(3.2 * 2f32.powi(-24), 1e-30), (1e-3, 0.0)].map(|(slope, floor)| CertainTest {
                     slope,
                     floor,
                     cap: 2f32.powi(half_bit - 25),
