@@ -277,3 +277,44 @@ fn bench_json_records_are_consistent() {
         }
     }
 }
+
+/// `fuzz --builtin native --json` writes the same bytes whatever the thread count (what
+/// `benches/cross_machine.py` relies on to compare machines by a hash of the report), and
+/// every judged element is the correctly rounded value.
+#[test]
+fn native_fuzz_report_is_the_same_bytes_at_any_thread_count() {
+    for (op, dtype) in [("layer_norm", "f16"), ("rms_norm", "f32")] {
+        let report = |threads: &str| {
+            let out = Command::new(BIN)
+                .args([
+                    "fuzz",
+                    "--builtin",
+                    "native",
+                    "--op",
+                    op,
+                    "--dtype",
+                    dtype,
+                    "--cases",
+                    "60",
+                    "--seed",
+                    "7",
+                    "--json",
+                ])
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .expect("runs");
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{op} {dtype} on {threads} threads"
+            );
+            out.stdout
+        };
+        let one = report("1");
+        assert_eq!(one, report("3"), "{op} {dtype}: 1 and 3 threads");
+        let v: serde_json::Value = serde_json::from_slice(&one).unwrap();
+        assert_eq!(v["passed"], true);
+        assert!(v["tally"]["judged"].as_u64().unwrap() > 0, "{v}");
+        assert_eq!(v["tally"]["exact"], v["tally"]["judged"], "{op} {dtype}");
+    }
+}
