@@ -271,6 +271,9 @@ fn bench_json_records_are_consistent() {
         assert!((field("gbps") - gbps).abs() <= 1e-9 * gbps, "{r}");
         let vs_memcpy = field("vs_memcpy");
         assert!(vs_memcpy.is_finite() && vs_memcpy > 0.0, "{r}");
+        // The machine that measured it, the same line in every record.
+        let cpu = r["cpu"].as_str().unwrap_or_else(|| panic!("cpu in {r}"));
+        assert!(!cpu.is_empty() && cpu == records[0]["cpu"], "{r}");
         match r["kernel"].as_str().unwrap() {
             "memcpy" => assert_eq!((r["op"].as_str(), vs_memcpy), (Some("copy"), 1.0)),
             k => assert!(k.starts_with("native-"), "{r}"),

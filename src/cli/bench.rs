@@ -12,7 +12,7 @@ use std::time::Duration;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// One JSON record per case (kernel, op, dtype, rows, d, seconds, gbps, vs_memcpy,
-    /// threads), as a JSON array, instead of a table.
+    /// threads, cpu), as a JSON array, instead of a table.
     #[arg(long)]
     json: bool,
     /// Table format: md, csv or latex.
@@ -130,8 +130,10 @@ fn table(records: &[Record], config: &Config) -> Table {
     ]);
     let threads = records.first().map_or(0, |r| r.threads);
     t.comment(format!(
-        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written",
-        config.samples, config.seed
+        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; CPU: {}",
+        config.samples,
+        config.seed,
+        normoracle::kernels::cpu::describe()
     ));
     for r in records {
         let candle = records.iter().find(|c| {

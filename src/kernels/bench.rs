@@ -75,6 +75,8 @@ pub struct Record {
     /// [`time_against`]); 1 for the memcpy itself.
     pub vs_memcpy: f64,
     pub threads: usize,
+    /// The CPU that measured it ([`crate::kernels::cpu::describe`]).
+    pub cpu: &'static str,
 }
 
 /// Parses "4096x4096,1x4096".
@@ -233,6 +235,7 @@ fn run_case<T: Element>(
         gbps: bytes / seconds / 1e9,
         vs_memcpy,
         threads,
+        cpu: crate::kernels::cpu::describe(),
     };
     // The copy writes a buffer of its own, not y: timed in alternation with a kernel, both
     // closures hold their output mutably at once. The same bytes are read and written.

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod bench;
+pub mod cpu;
 pub mod element;
 pub mod narrow;
 mod row;
@@ -213,23 +214,12 @@ enum Vendor {
 }
 
 impl Vendor {
-    /// This CPU's maker, from CPUID leaf 0 (asked once: under a hypervisor CPUID traps,
-    /// and costs microseconds).
+    /// This CPU's maker, from CPUID leaf 0 ([`cpu::vendor`]).
     fn detect() -> Vendor {
-        static VENDOR: std::sync::OnceLock<Vendor> = std::sync::OnceLock::new();
-        *VENDOR.get_or_init(|| {
-            #[cfg(target_arch = "x86_64")]
-            {
-                // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
-                #[allow(unused_unsafe)]
-                let id = unsafe { std::arch::x86_64::__cpuid(0) };
-                // "GenuineIntel", in EBX, EDX, ECX.
-                if [id.ebx, id.edx, id.ecx] == [0x756e_6547, 0x4965_6e69, 0x6c65_746e] {
-                    return Vendor::Intel;
-                }
-            }
-            Vendor::Other
-        })
+        match cpu::vendor() {
+            Some("GenuineIntel") => Vendor::Intel,
+            _ => Vendor::Other,
+        }
     }
 }
 
