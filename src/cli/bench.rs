@@ -128,12 +128,10 @@ fn table(records: &[Record], config: &Config) -> Table {
     let mut t = Table::new([
         "kernel", "op", "dtype", "rows×d", "median", "GB/s", "×memcpy", "×candle",
     ]);
-    let threads = records.first().map_or(0, |r| r.threads);
+    let (threads, cpu) = records.first().map_or((0, ""), |r| (r.threads, r.cpu));
     t.comment(format!(
-        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; CPU: {}",
-        config.samples,
-        config.seed,
-        normoracle::kernels::cpu::describe()
+        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; CPU: {cpu}",
+        config.samples, config.seed
     ));
     for r in records {
         let candle = records.iter().find(|c| {

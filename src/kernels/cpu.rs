@@ -2,6 +2,15 @@
 //! policy depends on it) and a description that benchmark tables carry, so that a table
 //! says which machine measured it.
 
+/// Intel's vendor string.
+pub const INTEL: &str = "GenuineIntel";
+
+/// The text CPUID returns in registers (the vendor and brand strings), in their order.
+fn text_of(registers: &[u32]) -> String {
+    let bytes: Vec<u8> = registers.iter().flat_map(|r| r.to_le_bytes()).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// CPUID's vendor string, leaf 0 ("GenuineIntel", "AuthenticAMD", ...); `None` off x86-64.
 /// Asked once: under a hypervisor CPUID traps, and costs microseconds.
 pub fn vendor() -> Option<&'static str> {
@@ -13,11 +22,7 @@ pub fn vendor() -> Option<&'static str> {
                 // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
                 #[allow(unused_unsafe)]
                 let id = unsafe { std::arch::x86_64::__cpuid(0) };
-                let bytes: Vec<u8> = [id.ebx, id.edx, id.ecx]
-                    .iter()
-                    .flat_map(|r| r.to_le_bytes())
-                    .collect();
-                return Some(String::from_utf8_lossy(&bytes).into_owned());
+                return Some(text_of(&[id.ebx, id.edx, id.ecx]));
             }
             #[allow(unreachable_code)]
             None
@@ -67,19 +72,18 @@ pub fn describe() -> &'static str {
             // are read only where 0x8000_0000 says they exist.
             #[allow(unused_unsafe)]
             let (leaf1, highest) = unsafe { (__cpuid(1).eax, __cpuid(0x8000_0000).eax) };
-            let (family, model, stepping) = signature(leaf1, vendor == "GenuineIntel");
+            let (family, model, stepping) = signature(leaf1, vendor == INTEL);
             let mut text = format!("{vendor} family {family} model {model} stepping {stepping}");
             if highest >= 0x8000_0004 {
-                let bytes: Vec<u8> = (0x8000_0002..=0x8000_0004u32)
+                let registers: Vec<u32> = (0x8000_0002..=0x8000_0004u32)
                     .flat_map(|leaf| {
                         // SAFETY: see above.
                         #[allow(unused_unsafe)]
                         let r = unsafe { __cpuid(leaf) };
                         [r.eax, r.ebx, r.ecx, r.edx]
                     })
-                    .flat_map(|r| r.to_le_bytes())
                     .collect();
-                let brand = String::from_utf8_lossy(&bytes);
+                let brand = text_of(&registers);
                 let brand = brand.trim_matches(|c: char| c == '\0' || c.is_whitespace());
                 if !brand.is_empty() {
                     text.push_str(&format!(" ({brand})"));

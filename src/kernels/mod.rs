@@ -217,7 +217,7 @@ impl Vendor {
     /// This CPU's maker, from CPUID leaf 0 ([`cpu::vendor`]).
     fn detect() -> Vendor {
         match cpu::vendor() {
-            Some("GenuineIntel") => Vendor::Intel,
+            Some(cpu::INTEL) => Vendor::Intel,
             _ => Vendor::Other,
         }
     }

@@ -701,8 +701,14 @@ mod tests {
             let exact_eps = rug::Rational::from_f64(eps as f64).unwrap();
             let mut worst = [0f64; 3];
             let mut rows = [0; 3];
+            let format = T::NARROW.unwrap();
             for (x, g, b) in hard_rows::<T>(d, 5) {
                 let xs = values(&x);
+                // The row's statistics, once for both ops' affine and plain forms.
+                let stats = layer_norm_stats(s, &x, &mut []).expect("finite rows");
+                let layer_norm_scale = 1.0 / (stats.var + eps as f64).sqrt();
+                let mean_square = sum_of_squares(s, &x) / d as f64;
+                let rms_norm_scale = 1.0 / (mean_square + eps as f64).sqrt();
                 for op in Op::ALL {
                     let exact =
                         RowStats::compute(&xs, T::DTYPE, op, EpsConvention::Inside, &exact_eps);
@@ -716,18 +722,11 @@ mod tests {
                             gamma: if affine { T::abs_max(g) } else { 1.0 },
                             beta: T::abs_max(b),
                         };
-                        let format = T::NARROW.unwrap();
                         let row = match op {
                             Op::LayerNorm => {
-                                let stats = layer_norm_stats(s, &x, &mut []).expect("finite");
-                                let scale = 1.0 / (stats.var + eps as f64).sqrt();
-                                super::layer_norm(&stats, scale, d, params, format)
+                                super::layer_norm(&stats, layer_norm_scale, d, params, format)
                             }
-                            Op::RmsNorm => {
-                                let mean_square = sum_of_squares(s, &x) / d as f64;
-                                let scale = 1.0 / (mean_square + eps as f64).sqrt();
-                                super::rms_norm(scale, d, params, format)
-                            }
+                            Op::RmsNorm => super::rms_norm(rms_norm_scale, d, params, format),
                         };
                         let Some(row) = row else { continue };
                         let form = match row.centering {
