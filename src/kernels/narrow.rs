@@ -705,7 +705,7 @@ mod tests {
             for (x, g, b) in hard_rows::<T>(d, 5) {
                 let xs = values(&x);
                 // The row's statistics, once for both ops' affine and plain forms.
-                let stats = layer_norm_stats(s, &x, &mut []).expect("finite rows");
+                let stats = layer_norm_stats(s, &x, &mut [], None).expect("finite rows");
                 let layer_norm_scale = 1.0 / (stats.var + eps as f64).sqrt();
                 let mean_square = sum_of_squares(s, &x) / d as f64;
                 let rms_norm_scale = 1.0 / (mean_square + eps as f64).sqrt();
