@@ -122,12 +122,13 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
         // a block, BLOCK_PAIRS pairs, a whole number of lines).
         let pair_bytes = 16 * std::mem::size_of::<T>();
         let pairs_per_line = (64 / pair_bytes).max(1);
-        for (b, block) in pairs.chunks(BLOCK_PAIRS).enumerate() {
+        for (block_index, block) in pairs.chunks(BLOCK_PAIRS).enumerate() {
             let mut part = [init; 2];
             for (i, p) in block.iter().enumerate() {
                 if let Some(next) = request {
                     if i % pairs_per_line == 0 {
-                        s.prefetch(next.wrapping_add((b * BLOCK_PAIRS + i) * pair_bytes));
+                        let pair = block_index * BLOCK_PAIRS + i;
+                        s.prefetch(next.wrapping_add(pair * pair_bytes));
                     }
                 }
                 let a = f.prepare(s, T::load(s, &p[0]));
@@ -1430,9 +1431,9 @@ fn on_grid<T: Element>(c: f64) -> f64 {
 /// `row.next` emptied, so that the output loop requests nothing) for rows of the 16-bit
 /// formats that take the f32 path ([`narrow`]), by the output loop for the others.
 /// Measured on 2 threads of the Emerald Rapids Xeon, one binary switching between the two
-/// call by call (medians of 20 paired ratios): the 16-bit rows of 4096 took 0.95–0.97 of
-/// the time with the statistics pass requesting (f16 and bf16 LayerNorm, f16 RMSNorm,
-/// 4096 × 4096), 2048 × 8192 f16 LayerNorm 0.95; f32 rows took 1.03–1.09 (LayerNorm at
+/// call by call (medians of 20 paired ratios): the 16-bit rows of 4096 took 0.95–0.98 of
+/// the time with the statistics pass requesting (f16 and bf16, LayerNorm and RMSNorm,
+/// 4096 × 4096), f16 LayerNorm 2048 × 8192 0.95; f32 rows took 1.03–1.09 (LayerNorm at
 /// 4096 × 4096 and 16384 × 1024, RMSNorm), so theirs stay in the output loop.
 #[inline(always)]
 fn requested_by_statistics<S: Simd, T: Element>(row: &mut Row<'_, T>) -> Option<*const u8> {
