@@ -258,7 +258,7 @@ const F32_PARAMS_MIN_D: usize = 8192;
 fn params_as_given<T: Element>(layout: Layout, token: Token) -> bool {
     layout.rows == 1
         || layout.d >= F32_PARAMS_MIN_D
-        || (T::NARROW.is_some() && narrow::applies(layout.d, token.f32x16_one_register()))
+        || narrow::path_format::<T>(layout.d, token.f32x16_one_register()).is_some()
 }
 
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],

@@ -117,6 +117,13 @@ pub(crate) fn applies(d: usize, f32x16_one_register: bool) -> bool {
     }
 }
 
+/// The format of the f32 path for rows of `T` of width d: `T::NARROW` where the path
+/// [`applies`], `None` for f32 rows and for rows it does not take.
+#[inline(always)]
+pub(crate) fn path_format<T: Element>(d: usize, f32x16_one_register: bool) -> Option<NarrowFormat> {
+    T::NARROW.filter(|_| applies(d, f32x16_one_register))
+}
+
 /// f32's unit roundoff, 2^-24.
 const U: f64 = 1.0 / (1u64 << 24) as f64;
 /// f64's unit roundoff, 2^-53.

@@ -1435,18 +1435,11 @@ fn on_grid<T: Element>(c: f64) -> f64 {
 /// the time with the statistics pass requesting (f16 and bf16, LayerNorm and RMSNorm,
 /// 4096 × 4096), f16 LayerNorm 2048 × 8192 0.95; f32 rows took 1.03–1.09 (LayerNorm at
 /// 4096 × 4096 and 16384 × 1024, RMSNorm), so theirs stay in the output loop.
+/// `on_f32_path`: the row takes that path ([`narrow::path_format`]).
 #[inline(always)]
-fn requested_by_statistics<S: Simd, T: Element>(row: &mut Row<'_, T>) -> Option<*const u8> {
-    let early =
-        statistics_request::<T>(row.x.len(), S::F32X16_ONE_REGISTER) && !row.next.is_empty();
-    early.then(|| std::mem::take(&mut row.next).as_ptr() as *const u8)
-}
-
-/// Whether the statistics pass of a row of width d requests the next row (see
-/// [`requested_by_statistics`]): rows of the 16-bit formats on their f32 path.
-#[inline(always)]
-fn statistics_request<T: Element>(d: usize, f32x16_one_register: bool) -> bool {
-    T::NARROW.is_some() && narrow::applies(d, f32x16_one_register)
+fn requested_by_statistics<T>(row: &mut Row<'_, T>, on_f32_path: bool) -> Option<*const u8> {
+    (on_f32_path && !row.next.is_empty())
+        .then(|| std::mem::take(&mut row.next).as_ptr() as *const u8)
 }
 
 /// y = γ ⊙ (x − μ)/√(σ² + ε) + β for one row.
@@ -1457,16 +1450,15 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
     p: &RowParams<'_, P>,
     scratch: &mut Scratch,
 ) {
-    let request = requested_by_statistics::<S, T>(&mut row);
-    prepare_wide(&mut scratch.wide, row.x.len(), p.widen_once);
+    let d = row.x.len();
+    let format = narrow::path_format::<T>(d, S::F32X16_ONE_REGISTER);
+    let request = requested_by_statistics(&mut row, format.is_some());
+    prepare_wide(&mut scratch.wide, d, p.widen_once);
     let Some(stats) = layer_norm_stats(s, row.x, lanes_mut(&mut scratch.wide), request) else {
         return fill_nan(row.y);
     };
-    let d = row.x.len();
     let c = CenteredConstants::<true>::new::<T>(&stats, p.eps, p.params_max);
-    let narrow = T::NARROW
-        .filter(|_| narrow::applies(d, S::F32X16_ONE_REGISTER))
-        .and_then(|f| narrow::layer_norm(&stats, c.scale, d, p.params_max, f));
+    let narrow = format.and_then(|f| narrow::layer_norm(&stats, c.scale, d, p.params_max, f));
     // Shift 0 saves its subtraction only where z comes from x (see `RowConstants::X_ONLY`);
     // elsewhere the shifted constants subtract +0, which changes no bit.
     if is_zero_shift(stats.shift) && scratch.wide.is_empty() && narrow.is_none() {
@@ -1486,8 +1478,9 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     scratch: &mut Scratch,
 ) {
     let d = row.x.len();
-    let request = requested_by_statistics::<S, T>(&mut row);
-    prepare_wide(&mut scratch.wide, row.x.len(), p.widen_once);
+    let format = narrow::path_format::<T>(d, S::F32X16_ONE_REGISTER);
+    let request = requested_by_statistics(&mut row, format.is_some());
+    prepare_wide(&mut scratch.wide, d, p.widen_once);
     let sum_sq = s.isolated(SquaresPass {
         x: row.x,
         wide: lanes_mut(&mut scratch.wide),
@@ -1497,9 +1490,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
         return fill_nan(row.y);
     }
     let c = ScaledConstants::new::<T>(sum_sq, d, p.eps, p.params_max);
-    let narrow = T::NARROW
-        .filter(|_| narrow::applies(d, S::F32X16_ONE_REGISTER))
-        .and_then(|f| narrow::rms_norm(c.scale, d, p.params_max, f));
+    let narrow = format.and_then(|f| narrow::rms_norm(c.scale, d, p.params_max, f));
     finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow, scratch);
 }
 
@@ -1630,24 +1621,22 @@ mod tests {
         check::<half::f16>();
     }
 
-    /// Every nonzero flag is found, in order, whatever its place in its word (several in
-    /// one word included) and in the bytes after the last whole word; `out` is cleared.
+    /// The statistics pass requests the next row for rows on the 16-bit formats' f32 path
+    /// only (`narrow::path_format`: from 4096 where sixteen f32 lanes are one register,
+    /// beyond 16384 elsewhere; never f32 rows), and takes the request from the row.
     #[test]
     fn the_statistics_pass_requests_the_next_row_of_the_f32_path_only() {
-        use crate::kernels::simd::Scalar;
         use half::{bf16, f16};
-        // The rule: 16-bit rows on their f32 path (from 4096 where sixteen f32 lanes are
-        // one register, beyond 16384 elsewhere); never f32 rows.
-        assert!(statistics_request::<f16>(4096, true));
-        assert!(statistics_request::<bf16>(4096, true));
-        assert!(!statistics_request::<f16>(4095, true));
-        assert!(!statistics_request::<f16>(4096, false));
-        assert!(statistics_request::<bf16>(16385, false));
+        assert!(narrow::path_format::<f16>(4096, true).is_some());
+        assert!(narrow::path_format::<bf16>(4096, true).is_some());
+        assert!(narrow::path_format::<f16>(4095, true).is_none());
+        assert!(narrow::path_format::<f16>(4096, false).is_none());
+        assert!(narrow::path_format::<bf16>(16385, false).is_some());
         for (d, register) in [(4096, true), (16385, false), (1 << 16, true)] {
-            assert!(!statistics_request::<f32>(d, register));
+            assert!(narrow::path_format::<f32>(d, register).is_none());
         }
         // Taken from the row, so that its output loop requests nothing more; a last row
-        // (no next one) requests nothing.
+        // (no next one) requests nothing, nor does a row off the path.
         let (x, next) = (vec![f16::ONE; 16385], vec![f16::ZERO; 16385]);
         let mut y = vec![f16::ZERO; 16385];
         let mut row = Row {
@@ -1655,10 +1644,10 @@ mod tests {
             next: &next,
             y: &mut y,
         };
-        let request = requested_by_statistics::<Scalar, f16>(&mut row);
+        let request = requested_by_statistics(&mut row, true);
         assert_eq!(request, Some(next.as_ptr() as *const u8));
         assert!(row.next.is_empty());
-        assert_eq!(requested_by_statistics::<Scalar, f16>(&mut row), None);
+        assert_eq!(requested_by_statistics(&mut row, true), None);
         let (x32, next32) = (vec![1.0f32; 16385], vec![0.0f32; 16385]);
         let mut y32 = vec![0.0f32; 16385];
         let mut row = Row {
@@ -1666,10 +1655,12 @@ mod tests {
             next: &next32,
             y: &mut y32,
         };
-        assert_eq!(requested_by_statistics::<Scalar, f32>(&mut row), None);
+        assert_eq!(requested_by_statistics(&mut row, false), None);
         assert_eq!(row.next.len(), 16385);
     }
 
+    /// Every nonzero flag is found, in order, whatever its place in its word (several in
+    /// one word included) and in the bytes after the last whole word; `out` is cleared.
     #[test]
     fn flagged_vectors_finds_every_set_flag_in_order() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
