@@ -240,27 +240,28 @@ fn builtin_reference_kernel_passes_from_the_cli() {
     assert_eq!(v["cases"], 9 * 22 + 10);
 }
 
+/// The records of a short `bench --json` (three samples of a millisecond) with these
+/// arguments.
+fn bench_records(args: &[&str]) -> Vec<serde_json::Value> {
+    let short = ["bench", "--json", "--samples", "3", "--min-sample-ms", "1"];
+    let (code, out, err) = run(&[&short[..], args].concat());
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).expect("a JSON array")
+}
+
 /// `bench --json`: one record per case with the fields the README names; the memcpy's ratio
 /// to itself is 1, and each kernel's GB/s is its bytes over its seconds.
 #[test]
 fn bench_json_records_are_consistent() {
-    let (code, out, err) = run(&[
-        "bench",
-        "--json",
+    let records = bench_records(&[
         "--no-candle",
         "--sizes",
         "3x64,1x20",
         "--dtypes",
         "f32,bf16",
-        "--samples",
-        "3",
-        "--min-sample-ms",
-        "1",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let records: Vec<serde_json::Value> = serde_json::from_str(&out).expect("a JSON array");
     // Per size and dtype: memcpy, LayerNorm, RMSNorm.
-    assert_eq!(records.len(), 2 * 2 * 3, "{out}");
+    assert_eq!(records.len(), 2 * 2 * 3, "{records:?}");
     for r in &records {
         let field = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
         let (rows, d, seconds) = (field("rows"), field("d"), field("seconds"));
@@ -277,6 +278,46 @@ fn bench_json_records_are_consistent() {
         match r["kernel"].as_str().unwrap() {
             "memcpy" => assert_eq!((r["op"].as_str(), vs_memcpy), (Some("copy"), 1.0)),
             k => assert!(k.starts_with("native-"), "{r}"),
+        }
+        // No candle-nn, no ratio to it.
+        assert!(
+            r["vs_candle"].is_null() && r["candle_dtype"].is_null(),
+            "{r}"
+        );
+    }
+}
+
+/// With candle-nn, each native record carries its paired ratio to candle-nn's kernel of the
+/// same op: the same dtype's, f16's for bf16 (issue 5's yardstick); candle-nn's own
+/// records follow ours, in the case's dtype, with no ratio to themselves.
+#[cfg(feature = "candle")]
+#[test]
+fn bench_json_pairs_native_records_with_candle() {
+    let records = bench_records(&["--sizes", "2x64", "--dtypes", "f32,f16,bf16"]);
+    // Per dtype: memcpy, then ours and candle-nn's for each of the two ops.
+    assert_eq!(records.len(), 3 * 5, "{records:?}");
+    for (case, dtype) in records.chunks(5).zip(["f32", "f16", "bf16"]) {
+        let kernels: Vec<&str> = case.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
+        assert_eq!(kernels[0], "memcpy");
+        for pair in case[1..].chunks(2) {
+            let (ours, theirs) = (&pair[0], &pair[1]);
+            assert!(
+                ours["kernel"].as_str().unwrap().starts_with("native-"),
+                "{ours}"
+            );
+            assert_eq!(theirs["kernel"], "candle-nn", "{theirs}");
+            assert_eq!(
+                (&ours["dtype"], &theirs["dtype"]),
+                (&dtype.into(), &dtype.into())
+            );
+            assert_eq!(ours["op"], theirs["op"]);
+            let yardstick = if dtype == "bf16" { "f16" } else { dtype };
+            assert_eq!(ours["candle_dtype"], yardstick, "{ours}");
+            let ratio = ours["vs_candle"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{ours}"));
+            assert!(ratio.is_finite() && ratio > 0.0, "{ours}");
+            assert!(theirs["vs_candle"].is_null() && theirs["candle_dtype"].is_null());
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// One JSON record per case (kernel, op, dtype, rows, d, seconds, gbps, vs_memcpy,
-    /// threads, cpu), as a JSON array, instead of a table.
+    /// vs_candle, candle_dtype, threads, cpu), as a JSON array, instead of a table.
     #[arg(long)]
     json: bool,
     /// Table format: md, csv or latex.
@@ -130,18 +130,13 @@ fn table(records: &[Record], config: &Config) -> Table {
     ]);
     let (threads, cpu) = records.first().map_or((0, ""), |r| (r.threads, r.cpu));
     t.comment(format!(
-        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; CPU: {cpu}",
+        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; ×memcpy and ×candle: medians of ratios to samples taken in alternation; CPU: {cpu}",
         config.samples, config.seed
     ));
     for r in records {
-        let candle = records.iter().find(|c| {
-            c.kernel == "candle-nn"
-                && c.op == r.op
-                && c.dtype == r.dtype
-                && (c.rows, c.d) == (r.rows, r.d)
-        });
-        let vs_candle = match candle {
-            Some(c) if r.kernel.starts_with("native") => format!("{:.1}", c.seconds / r.seconds),
+        let vs_candle = match (r.vs_candle, &r.candle_dtype) {
+            (Some(v), Some(dtype)) if *dtype == r.dtype => format!("{v:.1}"),
+            (Some(v), Some(dtype)) => format!("{v:.1} (vs {dtype})"),
             _ => String::new(),
         };
         t.push([

@@ -1,7 +1,8 @@
 //! `normoracle bench`: the native kernels, a memcpy of the same bytes and (with the `candle`
 //! feature) candle-nn's kernels, timed in one run on one thread pool. Medians of several
-//! samples; every speed is also given as a ratio to a memcpy of the same bytes timed in
-//! alternation with it ([`time_against`]).
+//! samples; every speed is also given as a ratio to a memcpy of the same bytes, and the
+//! native kernels' as a ratio to candle-nn's, each timed in alternation with it
+//! ([`time_together`]).
 
 use super::{normalize, Element, Isa, Layout, Options, Params};
 use crate::dtype::Dtype;
@@ -71,9 +72,16 @@ pub struct Record {
     /// Bytes of x read plus bytes of y written, per second, in 10^9.
     pub gbps: f64,
     /// Speed relative to a memcpy of the same bytes: the median over samples of memcpy
-    /// seconds / seconds, each sample taken right after one of the memcpy (see
-    /// [`time_against`]); 1 for the memcpy itself.
+    /// seconds / seconds, each sample in the same round as one of the memcpy, which opens
+    /// the round (see [`time_together`]); 1 for the memcpy itself.
     pub vs_memcpy: f64,
+    /// Speed relative to candle-nn's kernel of the same op (native kernels, where candle-nn
+    /// ran): the median over samples of candle-nn's seconds / seconds, each pair of
+    /// samples taken moments apart (see [`time_together`]).
+    pub vs_candle: Option<f64>,
+    /// The dtype of that candle-nn kernel: the record's own, but f16 for bf16, whose
+    /// yardstick in issue 5 is candle-nn's f16 layer_norm.
+    pub candle_dtype: Option<String>,
     pub threads: usize,
     /// The CPU that measured it ([`crate::kernels::cpu::describe`]).
     pub cpu: &'static str,
@@ -106,30 +114,31 @@ pub fn time_median(samples: usize, min_sample: Duration, mut f: impl FnMut()) ->
     )
 }
 
-/// `f` timed against `base` in alternation: each sample of `f` right after one of `base`
-/// (each as in [`time_median`]). Returns the median seconds per call of `f` and the
-/// median over samples of base's time over f's. Each ratio compares two samples taken
-/// moments apart, so it follows the machine's load as it changes: here a memcpy's own
-/// median moved by up to 3× from run to run, and a ratio of two medians taken seconds
-/// apart moved with it.
-pub fn time_against(
+/// Several operations timed in alternation: each sample of each, in the order given, right
+/// after one of the one before (each sample as in [`time_median`]). Returns each
+/// operation's seconds per call, sample by sample. A ratio of two operations' samples of
+/// the same round ([`paired_ratio`]) compares two samples taken moments apart, so it
+/// follows the machine's load as it changes: here a memcpy's own median moved by up to 3×
+/// from run to run, and a ratio of two medians taken seconds apart moved with it.
+pub fn time_together(
     samples: usize,
     min_sample: Duration,
-    mut base: impl FnMut(),
-    mut f: impl FnMut(),
-) -> (f64, f64) {
-    let (base_reps, reps) = (
-        reps_for(min_sample, &mut base),
-        reps_for(min_sample, &mut f),
-    );
-    let (seconds, ratios) = (0..samples.max(1))
-        .map(|_| {
-            let b = per_call(base_reps, &mut base);
-            let t = per_call(reps, &mut f);
-            (t, b / t)
-        })
-        .unzip();
-    (median(seconds), median(ratios))
+    ops: &mut [&mut dyn FnMut()],
+) -> Vec<Vec<f64>> {
+    let reps: Vec<usize> = ops.iter_mut().map(|f| reps_for(min_sample, f)).collect();
+    let mut seconds = vec![Vec::with_capacity(samples.max(1)); ops.len()];
+    for _ in 0..samples.max(1) {
+        for ((f, &reps), times) in ops.iter_mut().zip(&reps).zip(&mut seconds) {
+            times.push(per_call(reps, f));
+        }
+    }
+    seconds
+}
+
+/// The median over the rounds of [`time_together`] of `base`'s time over `of`'s: how many
+/// times faster `of` ran.
+pub fn paired_ratio(base: &[f64], of: &[f64]) -> f64 {
+    median(base.iter().zip(of).map(|(b, t)| b / t).collect())
 }
 
 /// Calls per sample so that a sample lasts at least `min_sample`, from one timed call after
@@ -171,8 +180,25 @@ fn parallel_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T]) {
     }
 }
 
-/// Random inputs: x roughly N(0, 1) plus an offset, γ near 1, β near 0, all rounded to
-/// the format.
+/// A case's inputs: x roughly N(0.5, 1), γ near 1, β near 0, all rounded to the format
+/// from the same reals whatever the format (for a seed).
+struct Inputs<T> {
+    x: Vec<T>,
+    gamma: Vec<T>,
+    beta: Vec<T>,
+}
+
+impl<T: Element> Inputs<T> {
+    fn new(n: usize, d: usize, seed: u64) -> Inputs<T> {
+        Inputs {
+            x: random_values(n, 0.5, 1.0, seed),
+            gamma: random_values(d, 1.0, 0.1, seed + 1),
+            beta: random_values(d, 0.0, 0.1, seed + 2),
+        }
+    }
+}
+
+/// Random values: roughly N(center, spread²), rounded to the format.
 fn random_values<T: Element>(n: usize, center: f64, spread: f64, seed: u64) -> Vec<T> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     (0..n)
@@ -218,9 +244,7 @@ fn run_case<T: Element>(
     let n = rows
         .checked_mul(d)
         .ok_or_else(|| Error::usage("size overflows"))?;
-    let x: Vec<T> = random_values(n, 0.5, 1.0, config.seed);
-    let gamma: Vec<T> = random_values(d, 1.0, 0.1, config.seed + 1);
-    let beta: Vec<T> = random_values(d, 0.0, 0.1, config.seed + 2);
+    let Inputs { x, gamma, beta } = Inputs::<T>::new(n, d, config.seed);
     let mut y = vec![T::default(); n];
     let bytes = 2.0 * n as f64 * (T::DTYPE.bits() / 8) as f64;
     let threads = rayon::current_num_threads();
@@ -234,6 +258,8 @@ fn run_case<T: Element>(
         seconds,
         gbps: bytes / seconds / 1e9,
         vs_memcpy,
+        vs_candle: None,
+        candle_dtype: None,
         threads,
         cpu: crate::kernels::cpu::describe(),
     };
@@ -259,66 +285,133 @@ fn run_case<T: Element>(
         };
         let layout = Layout::contiguous(rows, d);
         normalize(op, &x, &mut y, layout, params, options)?;
-        let (seconds, vs_memcpy) = time_against(
-            config.samples,
-            config.min_sample,
-            || parallel_copy(&x, &mut copy),
-            || normalize(op, &x, &mut y, layout, params, options).expect("validated above"),
-        );
-        emit(record(
+        let mut candle = candle_kernels(config, op, rows, &x, params)?;
+        // One round: the memcpy, ours, then candle-nn's kernels (its own dtype's first).
+        let mut copy_op = || parallel_copy(&x, &mut copy);
+        let mut native_op =
+            || normalize(op, &x, &mut y, layout, params, options).expect("validated above");
+        let mut ops: Vec<&mut dyn FnMut()> = vec![&mut copy_op, &mut native_op];
+        ops.extend(candle.iter_mut().map(|k| &mut k.run as &mut dyn FnMut()));
+        let seconds = time_together(config.samples, config.min_sample, &mut ops);
+        let (copies, native) = (&seconds[0], &seconds[1]);
+        let mut ours = record(
             format!("native-{isa}"),
             op.name(),
-            seconds,
-            vs_memcpy,
-        ));
-        #[cfg(feature = "candle")]
-        if config.candle {
-            let problem = crate::problem::Problem {
-                op,
-                dtype: T::DTYPE,
-                eps: crate::problem::Eps::from_f32(1e-5)?,
-                convention: crate::problem::EpsConvention::Inside,
-                rows,
-                d,
-                x: x.iter().map(|v| v.to_bits()).collect(),
-                gamma: Some(gamma.iter().map(|v| v.to_bits()).collect()),
-                beta: params.beta.map(|b| b.iter().map(|v| v.to_bits()).collect()),
-            };
-            let prepared = crate::adapters::candle::Prepared::from_problem(
-                &problem,
-                crate::adapters::candle::Route::Ops,
-            )?;
-            drop(problem);
-            prepared.run()?;
-            let (seconds, vs_memcpy) = time_against(
-                config.samples,
-                config.min_sample,
-                || parallel_copy(&x, &mut copy),
-                || {
-                    prepared.run().expect("ran once above");
-                },
-            );
-            emit(record("candle-nn".into(), op.name(), seconds, vs_memcpy));
+            median(native.clone()),
+            paired_ratio(copies, native),
+        );
+        // candle-nn's kernel in our dtype is recorded; the yardstick is the last one run.
+        if let Some(yardstick) = candle.last() {
+            ours.vs_candle = Some(paired_ratio(&seconds[seconds.len() - 1], native));
+            ours.candle_dtype = Some(yardstick.dtype.name().to_string());
+        }
+        emit(ours);
+        if !candle.is_empty() {
+            let theirs = &seconds[2];
+            emit(record(
+                "candle-nn".into(),
+                op.name(),
+                median(theirs.clone()),
+                paired_ratio(copies, theirs),
+            ));
         }
     }
     Ok(())
+}
+
+/// One of candle-nn's kernels, ready to run on a case's inputs.
+struct CandleKernel {
+    dtype: Dtype,
+    run: Box<dyn FnMut()>,
+}
+
+/// candle-nn's kernels of a case: its kernel in the case's dtype, and for bf16 its f16 one
+/// too, run on the f16 case's inputs (the same seeds: the same reals rounded to f16), the
+/// yardstick of issue 5 for both 16-bit formats. None without the `candle` feature or with
+/// `config.candle` off.
+fn candle_kernels<T: Element>(
+    config: &Config,
+    op: Op,
+    rows: usize,
+    x: &[T],
+    params: Params<'_, T>,
+) -> Result<Vec<CandleKernel>> {
+    if !config.candle {
+        return Ok(Vec::new());
+    }
+    // `run` refuses `config.candle` without the feature.
+    #[cfg(not(feature = "candle"))]
+    return {
+        let _ = (op, rows, x, params);
+        Ok(Vec::new())
+    };
+    #[cfg(feature = "candle")]
+    {
+        use crate::adapters::candle::{Prepared, Route};
+        let d = x.len() / rows;
+        let prepare = |dtype: Dtype, x: Vec<u64>, gamma: Vec<u64>, beta: Option<Vec<u64>>| {
+            let problem = crate::problem::Problem {
+                op,
+                dtype,
+                eps: crate::problem::Eps::from_f32(params.eps)?,
+                convention: crate::problem::EpsConvention::Inside,
+                rows,
+                d,
+                x,
+                gamma: Some(gamma),
+                beta,
+            };
+            let prepared = Prepared::from_problem(&problem, Route::Ops)?;
+            prepared.run()?;
+            Ok::<_, Error>(CandleKernel {
+                dtype,
+                run: Box::new(move || {
+                    prepared.run().expect("ran once above");
+                }),
+            })
+        };
+        fn bits<U: Element>(v: &[U]) -> Vec<u64> {
+            v.iter().map(|v| v.to_bits()).collect()
+        }
+        let gamma = params.gamma.map_or_else(Vec::new, bits);
+        let mut kernels = vec![prepare(T::DTYPE, bits(x), gamma, params.beta.map(bits))?];
+        if T::DTYPE == Dtype::BF16 {
+            let f16 = Inputs::<f16>::new(x.len(), d, config.seed);
+            let beta = params.beta.map(|_| bits(&f16.beta));
+            kernels.push(prepare(Dtype::F16, bits(&f16.x), bits(&f16.gamma), beta)?);
+        }
+        Ok(kernels)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The ratio is base's time over f's, sample by sample, and the seconds are f's: a base
-    /// that sleeps 8 ms against an f that sleeps 1 ms gives about 8 (at least 1.5 however
-    /// late the sleeps wake), and f's seconds at least 1 ms.
+    /// Each operation's samples are its own, in rounds: an operation that sleeps 8 ms
+    /// against one that sleeps 1 ms gives a paired ratio of about 8 (at least 1.5 however
+    /// late the sleeps wake) and each sample at least its sleep, whatever the order.
     #[test]
-    fn time_against_gives_base_over_f() {
+    fn time_together_keeps_each_operation_s_samples() {
         let sleep = |ms| move || std::thread::sleep(Duration::from_millis(ms));
-        let (seconds, ratio) = time_against(3, Duration::ZERO, sleep(8), sleep(1));
-        assert!(seconds >= 1e-3, "{seconds}");
+        let (mut slow, mut fast, mut mid) = (sleep(8), sleep(1), sleep(3));
+        let seconds = time_together(3, Duration::ZERO, &mut [&mut slow, &mut fast, &mut mid]);
+        assert_eq!(seconds.len(), 3);
+        for (times, least) in seconds.iter().zip([8e-3, 1e-3, 3e-3]) {
+            assert_eq!(times.len(), 3);
+            assert!(times.iter().all(|&t| t >= least), "{times:?}");
+        }
+        let ratio = paired_ratio(&seconds[0], &seconds[1]);
         assert!(ratio > 1.5, "{ratio}");
-        let (seconds, ratio) = time_against(3, Duration::ZERO, sleep(1), sleep(8));
-        assert!(seconds >= 8e-3, "{seconds}");
+        let ratio = paired_ratio(&seconds[1], &seconds[0]);
         assert!(ratio < 1.0 / 1.5, "{ratio}");
+    }
+
+    /// The paired ratio is the median of the rounds' ratios, not a ratio of medians.
+    #[test]
+    fn paired_ratio_is_the_median_of_the_rounds_ratios() {
+        // The rounds' ratios are 2, 0.1 and 3 (median 2); the medians' ratio is 3 / 10.
+        assert_eq!(paired_ratio(&[2.0, 3.0, 30.0], &[1.0, 30.0, 10.0]), 2.0);
+        assert_eq!(paired_ratio(&[3.0, 1.0, 10.0], &[1.0, 1.0, 1.0]), 3.0);
     }
 }
