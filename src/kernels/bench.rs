@@ -293,7 +293,9 @@ fn run_case<T: Element>(
         let mut ops: Vec<&mut dyn FnMut()> = vec![&mut copy_op, &mut native_op];
         ops.extend(candle.iter_mut().map(|k| &mut k.run as &mut dyn FnMut()));
         let seconds = time_together(config.samples, config.min_sample, &mut ops);
-        let (copies, native) = (&seconds[0], &seconds[1]);
+        let [copies, native, candle_seconds @ ..] = &seconds[..] else {
+            unreachable!("the memcpy and ours are always timed")
+        };
         let mut ours = record(
             format!("native-{isa}"),
             op.name(),
@@ -301,13 +303,12 @@ fn run_case<T: Element>(
             paired_ratio(copies, native),
         );
         // candle-nn's kernel in our dtype is recorded; the yardstick is the last one run.
-        if let Some(yardstick) = candle.last() {
-            ours.vs_candle = Some(paired_ratio(&seconds[seconds.len() - 1], native));
+        if let (Some(yardstick), Some(theirs)) = (candle.last(), candle_seconds.last()) {
+            ours.vs_candle = Some(paired_ratio(theirs, native));
             ours.candle_dtype = Some(yardstick.dtype.name().to_string());
         }
         emit(ours);
-        if !candle.is_empty() {
-            let theirs = &seconds[2];
+        if let Some(theirs) = candle_seconds.first() {
             emit(record(
                 "candle-nn".into(),
                 op.name(),
