@@ -706,8 +706,9 @@ impl<const BF16: bool> Avx512<BF16> {
         // adds half a bf16 ulp to the f32 bits and keeps their high halves, as on AVX2
         // (`Avx2::bf16_out` has the argument): it differs from nearest-even only on the
         // midpoints and NaN, both reported (the midpoint test; the threshold, which NaN
-        // fails). It replaced a rounding to odd and the f64 window test, 2.1 times faster:
-        // one thread, rows in cache, 64 × 1024 bf16 LayerNorm, on a Cascade Lake Xeon.
+        // fails). It replaced a rounding to odd and the f64 window test: on a Cascade Lake
+        // Xeon, one thread, 64 × 1024 in cache, best of 1000 calls, bf16 LayerNorm 80 → 42
+        // µs and RMSNorm 72 → 33 µs (f16: 40 and 31 µs).
         let nearest = _mm512_cvtpd_ps(v);
         let h = if BF16 {
             std::mem::transmute::<__m128bh, __m128i>(_mm256_cvtneps_pbh(nearest))
