@@ -147,13 +147,6 @@ unsafe fn bf16_half_up_x8(bits: __m256i) -> __m256i {
     _mm256_srli_epi32::<16>(_mm256_add_epi32(bits, _mm256_set1_epi32(0x8000)))
 }
 
-/// `bf16_half_up_x8` on sixteen lanes, packed to sixteen u16 in lane order (AVX-512).
-#[inline(always)]
-unsafe fn bf16_half_up_x16(bits: __m512i) -> __m256i {
-    let biased = _mm512_add_epi32(bits, _mm512_set1_epi32(0x8000));
-    _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(biased))
-}
-
 /// Eight bf16 bit patterns widened to f32 (exact: a bf16 is the top half of an f32).
 #[inline(always)]
 unsafe fn bf16_to_f32x8(src: &[u16; 8]) -> __m256 {
@@ -624,6 +617,30 @@ impl Simd for Avx2 {
 }
 
 impl<const BF16: bool> Avx512<BF16> {
+    /// Sixteen f32 to bf16 bits, packed in lane order: `vcvtneps2bf16` where the CPU has
+    /// AVX512-BF16, else half a bf16 ulp added and the high halves kept
+    /// (`bf16_half_up_x8`), which differs from it only on midpoints and NaN: every caller
+    /// reports those or never keeps them.
+    #[inline(always)]
+    unsafe fn bf16_x16(self, v: __m512) -> __m256i {
+        if BF16 {
+            std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(v))
+        } else {
+            let biased = _mm512_add_epi32(_mm512_castps_si512(v), _mm512_set1_epi32(0x8000));
+            _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(biased))
+        }
+    }
+
+    /// `bf16_x16` on eight lanes.
+    #[inline(always)]
+    unsafe fn bf16_x8(self, v: __m256) -> __m128i {
+        if BF16 {
+            std::mem::transmute::<__m128bh, __m128i>(_mm256_cvtneps_pbh(v))
+        } else {
+            _mm256_cvtepi32_epi16(bf16_half_up_x8(_mm256_castps_si256(v)))
+        }
+    }
+
     /// The lanes within the filter's window of a midpoint: one addition and one bit test.
     #[inline(always)]
     unsafe fn within_window(self, y: __m512d, f: &NearFilter) -> u8 {
@@ -678,12 +695,8 @@ impl<const BF16: bool> Avx512<BF16> {
         let first = _mm512_castps256_ps512(_mm512_cvtpd_ps(v[0]));
         let nearest = _mm512_insertf32x8::<1>(first, _mm512_cvtpd_ps(v[1]));
         // The midpoints of the format, as f32 bit patterns (see `f16_out`, `bf16_out`).
-        let (h, low_bits, midpoint) = if TO_BF16 && BF16 {
-            let h = std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(nearest));
-            (h, 0xffff, 0x8000)
-        } else if TO_BF16 {
-            let h = bf16_half_up_x16(_mm512_castps_si512(nearest));
-            (h, 0xffff, 0x8000)
+        let (h, low_bits, midpoint) = if TO_BF16 {
+            (self.bf16_x16(nearest), 0xffff, 0x8000)
         } else {
             let h = _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(nearest);
             (h, 0x1fff, 0x1000)
@@ -710,12 +723,7 @@ impl<const BF16: bool> Avx512<BF16> {
         // Xeon, one thread, 64 × 1024 in cache, best of 1000 calls, bf16 LayerNorm 80 → 42
         // µs and RMSNorm 72 → 33 µs (f16: 40 and 31 µs).
         let nearest = _mm512_cvtpd_ps(v);
-        let h = if BF16 {
-            std::mem::transmute::<__m128bh, __m128i>(_mm256_cvtneps_pbh(nearest))
-        } else {
-            _mm256_cvtepi32_epi16(bf16_half_up_x8(_mm256_castps_si256(nearest)))
-        };
-        put_u16x8(h, dst, stream);
+        put_u16x8(self.bf16_x8(nearest), dst, stream);
         let low = _mm256_and_si256(_mm256_castps_si256(nearest), _mm256_set1_epi32(0xffff));
         !_mm256_mask_cmpneq_epi32_mask(large_f32(nearest, f), low, _mm256_set1_epi32(0x8000))
     }
@@ -940,14 +948,9 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     #[inline(always)]
     fn f32x16_store_bf16(self, v: __m512, dst: &mut [u16; 16], stream: bool) {
         unsafe {
-            let h = if BF16 {
-                std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(v))
-            } else {
-                // Half a bf16 ulp added to the bit patterns, then their high halves: the
-                // lanes a caller keeps are finite, normal and not midpoints (low half
-                // 0x8000), where this is the rounding to nearest-even.
-                bf16_half_up_x16(_mm512_castps_si512(v))
-            };
+            // The lanes a caller keeps are finite, normal and not midpoints (low half
+            // 0x8000), where `bf16_x16` is the rounding to nearest-even.
+            let h = self.bf16_x16(v);
             put_u16x16(
                 _mm256_castsi256_si128(h),
                 _mm256_extracti128_si256::<1>(h),
