@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long)]
     isa: Option<String>,
     /// Non-temporal stores for y: auto (outputs of 24 MiB or more: f32 on every CPU, f16 and
-    /// bf16 on Intel's), on, off.
+    /// bf16 on Intel's; none on Intel's Skylake server cores, model 85), on, off.
     #[arg(long, default_value = "auto")]
     stream: String,
     /// Leave candle-nn out even when it is compiled in.

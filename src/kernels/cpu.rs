@@ -1,6 +1,6 @@
-//! The CPU the kernels run on, as CPUID tells it on x86-64: its maker (the default store
-//! policy depends on it) and a description that benchmark tables carry, so that a table
-//! says which machine measured it.
+//! The CPU the kernels run on, as CPUID tells it on x86-64: its maker and signature (the
+//! default store policy depends on them) and a description that benchmark tables carry,
+//! so that a table says which machine measured it.
 
 /// Intel's vendor string.
 pub const INTEL: &str = "GenuineIntel";
@@ -58,6 +58,30 @@ pub fn signature(eax: u32, intel: bool) -> (u32, u32, u32) {
     (family, model, stepping)
 }
 
+/// This CPU's family, model and stepping ([`signature`] of CPUID leaf 1); `None` off
+/// x86-64. Asked once, as the vendor is.
+pub fn this_signature() -> Option<(u32, u32, u32)> {
+    static SIGNATURE: std::sync::OnceLock<Option<(u32, u32, u32)>> = std::sync::OnceLock::new();
+    *SIGNATURE.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: CPUID leaf 1 exists on every x86-64 CPU.
+            #[allow(unused_unsafe)]
+            let eax = unsafe { std::arch::x86_64::__cpuid(1).eax };
+            return Some(signature(eax, vendor() == Some(INTEL)));
+        }
+        #[allow(unreachable_code)]
+        None
+    })
+}
+
+/// Whether this is one of Intel's Skylake server cores (family 6, model 85: Skylake-SP,
+/// Cascade Lake, Cooper Lake), on which the default store policy differs (see
+/// `kernels::streams_by_default`).
+pub fn is_skylake_server(vendor: Option<&str>, signature: Option<(u32, u32, u32)>) -> bool {
+    vendor == Some(INTEL) && matches!(signature, Some((6, 85, _)))
+}
+
 /// One line naming this CPU: "GenuineIntel family 6 model 207 stepping 2 (Intel(R)
 /// Xeon(R) Processor)" on x86-64 (the brand string where CPUID has one), the architecture's
 /// name elsewhere ("aarch64"). The same string on every call.
@@ -68,11 +92,11 @@ pub fn describe() -> &'static str {
         {
             use std::arch::x86_64::__cpuid;
             let vendor = vendor().unwrap_or("x86_64");
-            // SAFETY: leaves 1 and 0x8000_0000 exist on every x86-64 CPU; the brand leaves
-            // are read only where 0x8000_0000 says they exist.
+            // SAFETY: leaf 0x8000_0000 exists on every x86-64 CPU; the brand leaves are
+            // read only where it says they exist.
             #[allow(unused_unsafe)]
-            let (leaf1, highest) = unsafe { (__cpuid(1).eax, __cpuid(0x8000_0000).eax) };
-            let (family, model, stepping) = signature(leaf1, vendor == INTEL);
+            let highest = unsafe { __cpuid(0x8000_0000).eax };
+            let (family, model, stepping) = this_signature().unwrap_or_default();
             let mut text = format!("{vendor} family {family} model {model} stepping {stepping}");
             if highest >= 0x8000_0004 {
                 let registers: Vec<u32> = (0x8000_0002..=0x8000_0004u32)
@@ -96,9 +120,21 @@ pub fn describe() -> &'static str {
     })
 }
 
+/// The value of the first line of /proc/cpuinfo named `name` (its first processor's), where
+/// there is such a file and line: what the kernel says of the CPU, for the tests of what
+/// CPUID says.
+#[cfg(test)]
+pub(crate) fn cpuinfo_field(name: &str) -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = info
+        .lines()
+        .find(|l| l.split(':').next().map(str::trim) == Some(name))?;
+    Some(line.split_once(':')?.1.trim().to_string())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{describe, signature};
+    use super::{cpuinfo_field, describe, is_skylake_server, signature, this_signature, INTEL};
 
     /// Signatures of known CPUs: the extended model counts on Intel's family 6 and AMD's
     /// families from 15, the extended family where the family is 15.
@@ -112,6 +148,34 @@ mod tests {
         assert_eq!(signature(0x0001_0623, false), (6, 2, 3));
         // Skylake-SP: family 6, model 0x55, stepping 4.
         assert_eq!(signature(0x0005_0654, true), (6, 85, 4));
+    }
+
+    /// The Skylake server cores are Intel's family 6 model 85, whatever the stepping
+    /// (Skylake-SP 4, Cascade Lake 7, Cooper Lake 11); not Emerald Rapids, not another
+    /// maker's model 85, not a CPU that is not x86-64.
+    #[test]
+    fn skylake_server_cores_are_intel_family_6_model_85() {
+        let intel = Some(INTEL);
+        for stepping in [4, 7, 11] {
+            assert!(is_skylake_server(intel, Some((6, 85, stepping))));
+        }
+        assert!(!is_skylake_server(intel, Some((6, 207, 2))));
+        assert!(!is_skylake_server(intel, Some((6, 86, 4))));
+        assert!(!is_skylake_server(intel, Some((15, 85, 4))));
+        assert!(!is_skylake_server(Some("AuthenticAMD"), Some((6, 85, 7))));
+        assert!(!is_skylake_server(None, None));
+        assert!(!is_skylake_server(intel, None));
+    }
+
+    /// This CPU's signature is the one /proc/cpuinfo gives, where there is one.
+    #[test]
+    fn this_signature_matches_cpuinfo() {
+        let number = |name| cpuinfo_field(name).and_then(|v| v.parse::<u32>().ok());
+        let (Some(family), Some(model)) = (number("cpu family"), number("model")) else {
+            return;
+        };
+        let (f, m, _) = this_signature().expect("x86-64: /proc/cpuinfo has a cpu family");
+        assert_eq!((f, m), (family, model));
     }
 
     #[test]

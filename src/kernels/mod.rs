@@ -200,31 +200,40 @@ pub struct Options {
     pub stream: Option<bool>,
 }
 
-/// Outputs at least this large are streamed past the caches by default (f32 on every CPU,
-/// the 16-bit formats on Intel's: see [`streams_by_default`]): they would not stay cached
-/// anyway, and streaming saves reading every output line before writing it.
+/// Outputs at least this large are streamed past the caches by default (f32 on most CPUs,
+/// the 16-bit formats on most of Intel's: see [`streams_by_default`]): they would not stay
+/// cached anyway, and streaming saves reading every output line before writing it.
 pub const STREAM_MIN_BYTES: usize = 24 << 20;
 
-/// The CPU makers whose caches the default store policy was measured on.
+/// The kinds of CPU whose caches the default store policy was measured on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Vendor {
+enum StoreClass {
+    /// Intel's CPUs other than the Skylake server cores.
     Intel,
+    /// Intel's Skylake server cores (family 6, model 85: Skylake-SP, Cascade Lake, Cooper
+    /// Lake; [`cpu::is_skylake_server`]).
+    SkylakeServer,
     /// AMD, and every CPU that is not x86-64.
     Other,
 }
 
-impl Vendor {
-    /// This CPU's maker, from CPUID leaf 0 ([`cpu::vendor`]).
-    fn detect() -> Vendor {
-        match cpu::vendor() {
-            Some(cpu::INTEL) => Vendor::Intel,
-            _ => Vendor::Other,
+impl StoreClass {
+    /// This CPU's class, from CPUID's vendor string and signature.
+    fn detect() -> StoreClass {
+        let vendor = cpu::vendor();
+        if cpu::is_skylake_server(vendor, cpu::this_signature()) {
+            StoreClass::SkylakeServer
+        } else if vendor == Some(cpu::INTEL) {
+            StoreClass::Intel
+        } else {
+            StoreClass::Other
         }
     }
 }
 
 /// Whether y is streamed when [`Options::stream`] is `None`: outputs of at least
-/// [`STREAM_MIN_BYTES`], in f32 on every CPU and in the 16-bit formats on Intel's.
+/// [`STREAM_MIN_BYTES`], in f32 on every CPU but the Skylake server cores, and in the
+/// 16-bit formats on Intel's other than those.
 ///
 /// The 16-bit formats' rows are bound more by their arithmetic than by memory, so whether
 /// saving the reads of y's lines pays for the non-temporal stores (16 bytes per eight
@@ -238,10 +247,26 @@ impl Vendor {
 /// this rule against the one before, a second series: 0.81–0.97 in the same eight cases).
 /// f32 measured even either way on Zen 3 (0.98 at 4096 × 4096, 1.04 at 16384 × 1024) and
 /// much faster streamed on the Xeon (LayerNorm about 0.7 of the cached stores' time), so
-/// it streams on both. No output bit depends on it.
-fn streams_by_default(dtype: Dtype, layout: Layout, vendor: Vendor) -> bool {
+/// it streams on both.
+///
+/// On a Cascade Lake Xeon (2 vCPUs, L3 36 MiB; `bench --stream on|off` alternated, eight
+/// rounds, 2 threads, medians of the paired ratios, cached over streamed) streaming lost
+/// in f32: LayerNorm 0.88 at 4096 × 4096, 0.97 at 16384 × 1024, 0.86 at 8192 × 2048 and
+/// 2048 × 8192, 0.89 at 1024 × 16384; RMSNorm 0.86, 0.95, 0.83, 0.87, 0.85. The 16-bit
+/// formats lost too, by less: LayerNorm f16 0.91, 0.95, 0.83 (4096 × 4096, 16384 × 1024,
+/// 8192 × 2048), bf16 0.95, 0.96, 0.93; RMSNorm f16 0.93, 0.90, 0.93, bf16 1.05, 0.94,
+/// 0.96. (These cores hold a write-combining buffer for each streamed line until it
+/// reaches the memory controller, which on a mesh takes long: a core's streamed writes
+/// are slow, and few cores are writing.) So these cores store through the caches. No
+/// output bit depends on any of this.
+fn streams_by_default(dtype: Dtype, layout: Layout, class: StoreClass) -> bool {
     let bytes = layout.rows * layout.d * (dtype.bits() as usize / 8);
-    bytes >= STREAM_MIN_BYTES && (dtype == Dtype::F32 || vendor == Vendor::Intel)
+    let streams = match class {
+        StoreClass::Intel => true,
+        StoreClass::SkylakeServer => false,
+        StoreClass::Other => dtype == Dtype::F32,
+    };
+    bytes >= STREAM_MIN_BYTES && streams
 }
 
 /// Values per parallel task when `rows_per_task` is not given: large enough to amortize
@@ -380,7 +405,7 @@ fn run_rows<T: Element, P: row::Param>(
         .max(1);
     let stream = options
         .stream
-        .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, Vendor::detect()));
+        .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, StoreClass::detect()));
     let single_task = rows_per_task >= layout.rows;
     // The 16-bit formats' rows are widened once where they take the f64 path (where
     // `narrow::applies` does not; the others take the f32 path, which reads x itself, and
@@ -648,49 +673,67 @@ typed! {
 mod tests {
     use super::*;
 
-    /// Outputs of at least `STREAM_MIN_BYTES` are streamed by default, f32 on every CPU,
-    /// the 16-bit formats on Intel's only; smaller ones never.
+    /// Outputs of at least `STREAM_MIN_BYTES` are streamed by default: f32 on every CPU
+    /// but the Skylake server cores, the 16-bit formats on Intel's other than those;
+    /// smaller outputs never.
     #[test]
-    fn large_outputs_stream_by_default_by_format_and_vendor() {
-        for (dtype, on_other) in [
-            (Dtype::F32, true),
-            (Dtype::F16, false),
-            (Dtype::BF16, false),
+    fn large_outputs_stream_by_default_by_format_and_cpu() {
+        use StoreClass::{Intel, Other, SkylakeServer};
+        for (dtype, classes) in [
+            (
+                Dtype::F32,
+                [(Intel, true), (SkylakeServer, false), (Other, true)],
+            ),
+            (
+                Dtype::F16,
+                [(Intel, true), (SkylakeServer, false), (Other, false)],
+            ),
+            (
+                Dtype::BF16,
+                [(Intel, true), (SkylakeServer, false), (Other, false)],
+            ),
         ] {
             let bytes = dtype.bits() as usize / 8;
             let rows = STREAM_MIN_BYTES / bytes / 1024;
             let at = Layout::contiguous(rows, 1024);
             let below = Layout::contiguous(rows - 1, 1024);
             let huge = Layout::contiguous(4 * rows, 1024);
-            for vendor in [Vendor::Intel, Vendor::Other] {
-                let streams = vendor == Vendor::Intel || on_other;
+            for (class, streams) in classes {
                 assert_eq!(
-                    streams_by_default(dtype, at, vendor),
+                    streams_by_default(dtype, at, class),
                     streams,
-                    "{dtype:?} {vendor:?}"
+                    "{dtype:?} {class:?}"
                 );
                 assert_eq!(
-                    streams_by_default(dtype, huge, vendor),
+                    streams_by_default(dtype, huge, class),
                     streams,
-                    "{dtype:?} {vendor:?}"
+                    "{dtype:?} {class:?}"
                 );
                 assert!(
-                    !streams_by_default(dtype, below, vendor),
-                    "{dtype:?} {vendor:?}"
+                    !streams_by_default(dtype, below, class),
+                    "{dtype:?} {class:?}"
                 );
             }
         }
     }
 
-    /// The vendor test reads CPUID's string, as /proc/cpuinfo gives it where there is one.
+    /// The class follows CPUID's vendor string and signature, as /proc/cpuinfo gives them
+    /// where there is one.
     #[test]
-    fn vendor_matches_cpuinfo() {
-        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+    fn store_class_matches_cpuinfo() {
+        let field = cpu::cpuinfo_field;
+        let Some(vendor) = field("vendor_id") else {
             return;
         };
-        let intel = info
-            .lines()
-            .any(|l| l.starts_with("vendor_id") && l.ends_with("GenuineIntel"));
-        assert_eq!(Vendor::detect() == Vendor::Intel, intel);
+        let intel = vendor == "GenuineIntel";
+        let skylake_server = intel
+            && field("cpu family").as_deref() == Some("6")
+            && field("model").as_deref() == Some("85");
+        let expected = match (intel, skylake_server) {
+            (_, true) => StoreClass::SkylakeServer,
+            (true, false) => StoreClass::Intel,
+            (false, _) => StoreClass::Other,
+        };
+        assert_eq!(StoreClass::detect(), expected);
     }
 }
