@@ -255,10 +255,11 @@ impl StoreClass {
 /// 2048 × 8192, 0.89 at 1024 × 16384; RMSNorm 0.86, 0.95, 0.83, 0.87, 0.85. The 16-bit
 /// formats lost too, by less: LayerNorm f16 0.91, 0.95, 0.83 (4096 × 4096, 16384 × 1024,
 /// 8192 × 2048), bf16 0.95, 0.96, 0.93; RMSNorm f16 0.93, 0.90, 0.93, bf16 1.05, 0.94,
-/// 0.96. (These cores hold a write-combining buffer for each streamed line until it
-/// reaches the memory controller, which on a mesh takes long: a core's streamed writes
-/// are slow, and few cores are writing.) So these cores store through the caches. No
-/// output bit depends on any of this.
+/// 0.96. (A likely reason, which that machine could not show, having no hardware
+/// counters: these cores hold a fill buffer for each streamed line until it reaches the
+/// memory controller, across the mesh, so that one core's streamed writes are slow; with
+/// many cores writing at once streaming may pay again, which two vCPUs could not test.)
+/// So these cores store through the caches. No output bit depends on any of this.
 fn streams_by_default(dtype: Dtype, layout: Layout, class: StoreClass) -> bool {
     let bytes = layout.rows * layout.d * (dtype.bits() as usize / 8);
     let streams = match class {
