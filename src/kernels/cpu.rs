@@ -75,13 +75,6 @@ pub fn this_signature() -> Option<(u32, u32, u32)> {
     })
 }
 
-/// Whether this is one of Intel's Skylake server cores (family 6, model 85: Skylake-SP,
-/// Cascade Lake, Cooper Lake), on which the default store policy differs (see
-/// `kernels::streams_by_default`).
-pub fn is_skylake_server(vendor: Option<&str>, signature: Option<(u32, u32, u32)>) -> bool {
-    vendor == Some(INTEL) && matches!(signature, Some((6, 85, _)))
-}
-
 /// One line naming this CPU: "GenuineIntel family 6 model 207 stepping 2 (Intel(R)
 /// Xeon(R) Processor)" on x86-64 (the brand string where CPUID has one), the architecture's
 /// name elsewhere ("aarch64"). The same string on every call.
@@ -134,7 +127,7 @@ pub(crate) fn cpuinfo_field(name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cpuinfo_field, describe, is_skylake_server, signature, this_signature, INTEL};
+    use super::{cpuinfo_field, describe, signature, this_signature};
 
     /// Signatures of known CPUs: the extended model counts on Intel's family 6 and AMD's
     /// families from 15, the extended family where the family is 15.
@@ -148,23 +141,6 @@ mod tests {
         assert_eq!(signature(0x0001_0623, false), (6, 2, 3));
         // Skylake-SP: family 6, model 0x55, stepping 4.
         assert_eq!(signature(0x0005_0654, true), (6, 85, 4));
-    }
-
-    /// The Skylake server cores are Intel's family 6 model 85, whatever the stepping
-    /// (Skylake-SP 4, Cascade Lake 7, Cooper Lake 11); not Emerald Rapids, not another
-    /// maker's model 85, not a CPU that is not x86-64.
-    #[test]
-    fn skylake_server_cores_are_intel_family_6_model_85() {
-        let intel = Some(INTEL);
-        for stepping in [4, 7, 11] {
-            assert!(is_skylake_server(intel, Some((6, 85, stepping))));
-        }
-        assert!(!is_skylake_server(intel, Some((6, 207, 2))));
-        assert!(!is_skylake_server(intel, Some((6, 86, 4))));
-        assert!(!is_skylake_server(intel, Some((15, 85, 4))));
-        assert!(!is_skylake_server(Some("AuthenticAMD"), Some((6, 85, 7))));
-        assert!(!is_skylake_server(None, None));
-        assert!(!is_skylake_server(intel, None));
     }
 
     /// This CPU's signature is the one /proc/cpuinfo gives, where there is one.

@@ -211,23 +211,26 @@ enum StoreClass {
     /// Intel's CPUs other than the Skylake server cores.
     Intel,
     /// Intel's Skylake server cores (family 6, model 85: Skylake-SP, Cascade Lake, Cooper
-    /// Lake; [`cpu::is_skylake_server`]).
+    /// Lake).
     SkylakeServer,
     /// AMD, and every CPU that is not x86-64.
     Other,
 }
 
 impl StoreClass {
+    /// The class of a CPU with this vendor string and signature (family, model, stepping:
+    /// [`cpu::signature`]); `None` where there is none (off x86-64).
+    fn of(vendor: Option<&str>, signature: Option<(u32, u32, u32)>) -> StoreClass {
+        match (vendor, signature) {
+            (Some(cpu::INTEL), Some((6, 85, _))) => StoreClass::SkylakeServer,
+            (Some(cpu::INTEL), _) => StoreClass::Intel,
+            _ => StoreClass::Other,
+        }
+    }
+
     /// This CPU's class, from CPUID's vendor string and signature.
     fn detect() -> StoreClass {
-        let vendor = cpu::vendor();
-        if cpu::is_skylake_server(vendor, cpu::this_signature()) {
-            StoreClass::SkylakeServer
-        } else if vendor == Some(cpu::INTEL) {
-            StoreClass::Intel
-        } else {
-            StoreClass::Other
-        }
+        StoreClass::of(cpu::vendor(), cpu::this_signature())
     }
 }
 
@@ -718,23 +721,45 @@ mod tests {
         }
     }
 
+    /// The Skylake server cores are Intel's family 6 model 85, whatever the stepping
+    /// (Skylake-SP 4, Cascade Lake 7, Cooper Lake 11); not Emerald Rapids, not another
+    /// maker's model 85, not a CPU that is not x86-64.
+    #[test]
+    fn skylake_server_cores_are_intel_family_6_model_85() {
+        use StoreClass::{Intel, Other, SkylakeServer};
+        let intel = Some(cpu::INTEL);
+        for stepping in [4, 7, 11] {
+            assert_eq!(
+                StoreClass::of(intel, Some((6, 85, stepping))),
+                SkylakeServer
+            );
+        }
+        assert_eq!(StoreClass::of(intel, Some((6, 207, 2))), Intel);
+        assert_eq!(StoreClass::of(intel, Some((6, 86, 4))), Intel);
+        assert_eq!(StoreClass::of(intel, Some((15, 85, 4))), Intel);
+        assert_eq!(
+            StoreClass::of(Some("AuthenticAMD"), Some((6, 85, 7))),
+            Other
+        );
+        assert_eq!(StoreClass::of(None, None), Other);
+        assert_eq!(StoreClass::of(intel, None), Intel);
+    }
+
     /// The class follows CPUID's vendor string and signature, as /proc/cpuinfo gives them
     /// where there is one.
     #[test]
     fn store_class_matches_cpuinfo() {
-        let field = cpu::cpuinfo_field;
-        let Some(vendor) = field("vendor_id") else {
+        let Some(vendor) = cpu::cpuinfo_field("vendor_id") else {
             return;
         };
-        let intel = vendor == "GenuineIntel";
-        let skylake_server = intel
-            && field("cpu family").as_deref() == Some("6")
-            && field("model").as_deref() == Some("85");
-        let expected = match (intel, skylake_server) {
-            (_, true) => StoreClass::SkylakeServer,
-            (true, false) => StoreClass::Intel,
-            (false, _) => StoreClass::Other,
-        };
-        assert_eq!(StoreClass::detect(), expected);
+        let number = |name| cpu::cpuinfo_field(name).and_then(|v| v.parse::<u32>().ok());
+        // The stepping does not enter the class.
+        let signature = number("cpu family")
+            .zip(number("model"))
+            .map(|(family, model)| (family, model, 0));
+        assert_eq!(
+            StoreClass::detect(),
+            StoreClass::of(Some(&vendor), signature)
+        );
     }
 }
