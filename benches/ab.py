@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Alternating A/B of two normoracle binaries (the README's "A/B" figures).
+"""Alternating A/B of two normoracle binaries (the A/B figures of docs/speed.md).
 
     benches/ab.py OLD_BINARY NEW_BINARY [--rounds N] [bench options...]
 

@@ -1,4 +1,4 @@
-// The AVX2 loops of a 16-bit row of 4096 in cache, in variants (README, "On a CPU without
+// The AVX2 loops of a 16-bit row of 4096 in cache, in variants (docs/speed.md, "On a CPU without
 // AVX-512", the entry on bf16 widened with no lane-crossing instruction). Not part of the
 // build; on x86-64:
 //

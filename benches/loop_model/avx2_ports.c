@@ -1,5 +1,5 @@
 // Throughput of single AVX2 instruction forms and of pairs of them, on 16 independent
-// chains, in TSC ticks per instruction (README, "On a CPU without AVX-512"): two forms
+// chains, in TSC ticks per instruction (docs/speed.md, "On a CPU without AVX-512"): two forms
 // that share a pipe take as long mixed as each alone. Not part of the build; on x86-64:
 //
 //   gcc -O2 -mavx2 -mfma -mf16c avx2_ports.c -o avx2_ports && ./avx2_ports

@@ -1,6 +1,6 @@
 // A C model of the AVX2 f32 LayerNorm row loops (src/kernels/row.rs, the f32 store of
 // src/kernels/simd/x86.rs) over 4096 rows of 4096 f32 streamed from DRAM, on T threads,
-// against a non-temporal copy and glibc's memcpy of the same bytes (README, "On a CPU
+// against a non-temporal copy and glibc's memcpy of the same bytes (docs/speed.md, "On a CPU
 // without AVX-512"). Not part of the build; on x86-64:
 //
 //   gcc -O2 -mavx2 -mfma -pthread avx2_rows.c -o avx2_rows && ./avx2_rows 2
