@@ -180,16 +180,17 @@ fn parallel_copy<T: Copy + Send + Sync>(src: &[T], dst: &mut [T]) {
     }
 }
 
-/// A case's inputs: x roughly N(0.5, 1), γ near 1, β near 0, all rounded to the format
-/// from the same reals whatever the format (for a seed).
-struct Inputs<T> {
-    x: Vec<T>,
-    gamma: Vec<T>,
-    beta: Vec<T>,
+/// A case's inputs: x roughly N(0.5, 1) (n values), γ near 1 and β near 0 (d each), all
+/// rounded to the format from the same reals whatever the format (for a seed). The bench's
+/// inputs, public so that other timings (`examples/kernel_timing.rs`) use the same.
+pub struct Inputs<T> {
+    pub x: Vec<T>,
+    pub gamma: Vec<T>,
+    pub beta: Vec<T>,
 }
 
 impl<T: Element> Inputs<T> {
-    fn new(n: usize, d: usize, seed: u64) -> Inputs<T> {
+    pub fn new(n: usize, d: usize, seed: u64) -> Inputs<T> {
         Inputs {
             x: random_values(n, 0.5, 1.0, seed),
             gamma: random_values(d, 1.0, 0.1, seed + 1),
