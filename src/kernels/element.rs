@@ -2,7 +2,7 @@
 //! to f64 lanes on load and rounded once (correctly) on store.
 
 use super::narrow::NarrowFormat;
-use super::simd::{NearFilter, Simd};
+use super::simd::{halves, halves_mut, NearFilter, Simd};
 use crate::dtype::Dtype;
 use half::{bf16, f16};
 
@@ -57,6 +57,29 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// Sixteen f32 lanes (in `load16`'s lane order) rounded to nearest-even in this
     /// format (see [`Simd::f32x16_store_f16`] for the lanes where that may not hold).
     fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [Self; 16], stream: bool);
+    /// Two blocks of sixteen values widened (exactly) to two vectors of f32 lanes, in the
+    /// lanes that `elements16_pair` says: by default each block as `load16` loads it
+    /// (bf16 on AVX-512 without AVX512-BF16 interleaves them: see
+    /// [`Simd::f32x16_load_bf16_pair`]).
+    #[inline(always)]
+    fn load16_pair<S: Simd>(s: S, src: &[Self; 32]) -> [S::F32x16; 2] {
+        let [a, b] = halves(src);
+        [Self::load16(s, a), Self::load16(s, b)]
+    }
+    /// Lane sets over the vectors of `load16_pair` (bit k of set i: lane k of vector i)
+    /// as the sets of the elements they hold in each block.
+    #[inline(always)]
+    fn elements16_pair<S: Simd>(s: S, lanes: [u16; 2]) -> [u16; 2] {
+        lanes.map(|l| Self::elements16(s, l))
+    }
+    /// The vectors of `load16_pair`'s lane order rounded as `store16` rounds, in element
+    /// order.
+    #[inline(always)]
+    fn store16_pair<S: Simd>(s: S, v: [S::F32x16; 2], dst: &mut [Self; 32], stream: bool) {
+        let [a, b] = halves_mut(dst);
+        Self::store16(s, v[0], a, stream);
+        Self::store16(s, v[1], b, stream);
+    }
     /// The largest magnitude among the values (NaN if one is NaN).
     fn abs_max(v: &[Self]) -> f64;
     /// Eight f64 lanes, each rounded to nearest-even in this format, except perhaps in
@@ -254,6 +277,18 @@ impl Element for bf16 {
     #[inline(always)]
     fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [bf16; 16], stream: bool) {
         s.f32x16_store_bf16(v, bits_of_mut(dst), stream)
+    }
+    #[inline(always)]
+    fn load16_pair<S: Simd>(s: S, src: &[bf16; 32]) -> [S::F32x16; 2] {
+        s.f32x16_load_bf16_pair(bits_of(src))
+    }
+    #[inline(always)]
+    fn elements16_pair<S: Simd>(s: S, lanes: [u16; 2]) -> [u16; 2] {
+        s.f32x16_bf16_pair_elements(lanes)
+    }
+    #[inline(always)]
+    fn store16_pair<S: Simd>(s: S, v: [S::F32x16; 2], dst: &mut [bf16; 32], stream: bool) {
+        s.f32x16_store_bf16_pair(v, bits_of_mut(dst), stream)
     }
     #[inline(always)]
     fn abs_max(v: &[bf16]) -> f64 {

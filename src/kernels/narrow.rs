@@ -378,27 +378,50 @@ impl<
             beta: if B { &self.beta[..len] } else { &[] },
         };
         let (y, flags) = (self.y, &mut self.flags[..len]);
-        // As in the f64 loop: a cache line of x at a time, each requesting the same line of
-        // the next row.
-        let per_line = (64 / (16 * std::mem::size_of::<T>())).max(1);
-        let lines = len / per_line;
-        let whole = match self.next {
+        // Two blocks at a time (bf16 loads and stores them as a pair on AVX-512 without
+        // AVX512-BF16; elsewhere a pair is two blocks), each pair requesting the lines of
+        // the next row under its own, as in the f64 loop (a pair is a cache line of the
+        // 16-bit formats); an odd last block alone.
+        let pair_bytes = 32 * std::mem::size_of::<T>();
+        let pairs = len / 2;
+        match self.next {
             Some(next) => {
-                for line in 0..lines {
-                    s.prefetch(next.wrapping_add(64 * line));
-                    for j in line * per_line..(line + 1) * per_line {
-                        flags[j] =
-                            src.write::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, &mut y[j]);
+                for k in 0..pairs {
+                    for line in 0..pair_bytes.div_ceil(64) {
+                        s.prefetch(next.wrapping_add(k * pair_bytes + 64 * line));
                     }
+                    let j = 2 * k;
+                    let out = pair_mut(&mut y[j..j + 2]);
+                    let reported = src.write_pair::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, out);
+                    flags[j..j + 2].copy_from_slice(&reported);
                 }
-                lines * per_line
             }
-            None => 0,
-        };
-        for j in whole..len {
+            None => {
+                for k in 0..pairs {
+                    let j = 2 * k;
+                    let out = pair_mut(&mut y[j..j + 2]);
+                    let reported = src.write_pair::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, out);
+                    flags[j..j + 2].copy_from_slice(&reported);
+                }
+            }
+        }
+        if len % 2 == 1 {
+            let j = len - 1;
             flags[j] = src.write::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, &mut y[j]);
         }
     }
+}
+
+/// Two consecutive blocks as one array of 32 values.
+#[inline(always)]
+fn pair<X>(blocks: &[[X; 16]]) -> &[X; 32] {
+    blocks.as_flattened().try_into().expect("two blocks")
+}
+
+/// Two consecutive blocks as one array of 32 values, to write.
+#[inline(always)]
+fn pair_mut<X>(blocks: &mut [[X; 16]]) -> &mut [X; 32] {
+    blocks.as_flattened_mut().try_into().expect("two blocks")
 }
 
 /// A row's constants as vectors, for both paths.
@@ -501,10 +524,92 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
             T::store16(s, out, y, STREAM);
             return [0, 0];
         }
-        let uncertain = T::elements16(s, uncertain);
         // Lanes to write as the f64 path writes them (in about 3 % of f16 blocks).
         let mut block = [T::default(); 16];
         T::store16(s, out, &mut block, false);
+        let reported = self.redo::<S, N, G, B>(s, c, j, T::elements16(s, uncertain), &mut block);
+        // Stored the way the other blocks are (a plain store among streamed ones costs
+        // more than the whole block): the values go through f32 exactly, none being NaN
+        // (the row, γ and β are finite on this path).
+        T::store16(s, T::load16(s, &block), y, STREAM);
+        reported
+    }
+
+    /// Blocks j and j + 1 of y, stored as a pair ([`Element::store16_pair`]); as
+    /// [`Blocks::write`], the reports of each.
+    #[inline(always)]
+    fn write_pair<
+        S: Simd,
+        N: Normalize<S>,
+        const G: bool,
+        const B: bool,
+        const FUSED: bool,
+        const STREAM: bool,
+        const REDO: bool,
+    >(
+        self,
+        s: S,
+        c: &Splats<S, N>,
+        j: usize,
+        y: &mut [T; 32],
+    ) -> [[u8; 2]; 2] {
+        let x = T::load16_pair(s, pair(&self.x[j..j + 2]));
+        let zero = s.f32x16_splat(0.0);
+        let gamma = if G {
+            P::load16_pair(s, pair(&self.gamma[j..j + 2]))
+        } else {
+            [zero; 2]
+        };
+        let beta = if B {
+            P::load16_pair(s, pair(&self.beta[j..j + 2]))
+        } else {
+            [zero; 2]
+        };
+        // Written out, not through closures, which need not inherit the instruction set.
+        let out = [
+            c.lanes
+                .values::<G, B, FUSED>(s, N::CENTER, x[0], gamma[0], beta[0]),
+            c.lanes
+                .values::<G, B, FUSED>(s, N::CENTER, x[1], gamma[1], beta[1]),
+        ];
+        let uncertain = [
+            s.f32x16_uncertain(out[0], &c.test),
+            s.f32x16_uncertain(out[1], &c.test),
+        ];
+        if !REDO {
+            T::store16_pair(s, out, y, STREAM);
+            return T::elements16_pair(s, uncertain).map(u16::to_le_bytes);
+        }
+        if uncertain == [0, 0] {
+            T::store16_pair(s, out, y, STREAM);
+            return [[0, 0]; 2];
+        }
+        // As in `write`, each block's uncertain elements computed again on the f64 path.
+        let elements = T::elements16_pair(s, uncertain);
+        let mut blocks = [T::default(); 32];
+        T::store16_pair(s, out, &mut blocks, false);
+        let mut reported = [[0u8; 2]; 2];
+        for (i, block) in blocks.as_chunks_mut::<16>().0.iter_mut().enumerate() {
+            if elements[i] != 0 {
+                reported[i] = self.redo::<S, N, G, B>(s, c, j + i, elements[i], block);
+            }
+        }
+        T::store16_pair(s, T::load16_pair(s, &blocks), y, STREAM);
+        reported
+    }
+
+    /// The elements `uncertain` of block j (bit e: element e), computed on the f64 path
+    /// and written into `block` (the block as the f32 path rounded it, in element order);
+    /// the lanes the f64 stores reported, one byte per eight.
+    #[inline(always)]
+    fn redo<S: Simd, N: Normalize<S>, const G: bool, const B: bool>(
+        self,
+        s: S,
+        c: &Splats<S, N>,
+        j: usize,
+        uncertain: u16,
+        block: &mut [T; 16],
+    ) -> [u8; 2] {
         let mut reported = [0u8; 2];
         for (half, r) in reported.iter_mut().enumerate() {
             let lanes = (uncertain >> (8 * half)) as u8;
@@ -534,10 +639,6 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
                 }
             }
         }
-        // Stored the way the other blocks are (a plain store among streamed ones costs
-        // more than the whole block): the values go through f32 exactly, none being NaN
-        // (the row, γ and β are finite on this path).
-        T::store16(s, T::load16(s, &block), y, STREAM);
         reported
     }
 }

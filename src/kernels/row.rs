@@ -654,6 +654,8 @@ pub(crate) trait Param: Copy + Default + Send + Sync + 'static {
     fn load<S: Simd>(s: S, v: &[Self; 8]) -> S::V;
     /// Sixteen values as f32 lanes (exact: every value is an f32, f16 or bf16 one).
     fn load16<S: Simd>(s: S, v: &[Self; 16]) -> S::F32x16;
+    /// Two blocks of sixteen as `Element::load16_pair` loads x, in its lane order.
+    fn load16_pair<S: Simd>(s: S, v: &[Self; 32]) -> [S::F32x16; 2];
     fn to_f64(self) -> f64;
 }
 
@@ -668,6 +670,12 @@ impl Param for f64 {
         // `Element::load16` loads in x's lane order.
         s.f32x16_load_f32(&v.map(|g| g as f32))
     }
+    #[inline(always)]
+    fn load16_pair<S: Simd>(s: S, v: &[f64; 32]) -> [S::F32x16; 2] {
+        // Never reached, as `load16`.
+        let [a, b] = crate::kernels::simd::halves(v);
+        [Self::load16(s, a), Self::load16(s, b)]
+    }
     fn to_f64(self) -> f64 {
         self
     }
@@ -681,6 +689,10 @@ impl<T: Element> Param for T {
     #[inline(always)]
     fn load16<S: Simd>(s: S, v: &[T; 16]) -> S::F32x16 {
         T::load16(s, v)
+    }
+    #[inline(always)]
+    fn load16_pair<S: Simd>(s: S, v: &[T; 32]) -> [S::F32x16; 2] {
+        T::load16_pair(s, v)
     }
     fn to_f64(self) -> f64 {
         T::DTYPE.to_f64(self.to_bits())

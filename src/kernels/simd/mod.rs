@@ -228,6 +228,48 @@ pub trait Simd: Copy + Send + Sync {
     /// As `f32x16_store_f16`, to bf16, from a vector in the lane order of
     /// [`Simd::f32x16_load_bf16`].
     fn f32x16_store_bf16(self, v: Self::F32x16, dst: &mut [u16; 16], stream: bool);
+    /// Two blocks of sixteen bf16 values widened exactly, as two vectors in the lanes that
+    /// [`Simd::f32x16_bf16_pair_elements`] says: by default each block as
+    /// [`Simd::f32x16_load_bf16`] loads it. Vectors so loaded combine only with the same
+    /// vector of other pairs and with splats, and [`Simd::f32x16_store_bf16_pair`] puts
+    /// them back in element order.
+    #[inline(always)]
+    fn f32x16_load_bf16_pair(self, src: &[u16; 32]) -> [Self::F32x16; 2] {
+        let [a, b] = halves(src);
+        [self.f32x16_load_bf16(a), self.f32x16_load_bf16(b)]
+    }
+    /// Lane sets over the two vectors of [`Simd::f32x16_load_bf16_pair`] (bit k of set
+    /// i: lane k of vector i) as the sets of the elements they hold in each block (bit e
+    /// of set i: element e of block i).
+    #[inline(always)]
+    fn f32x16_bf16_pair_elements(self, lanes: [u16; 2]) -> [u16; 2] {
+        lanes.map(|l| self.f32x16_bf16_lanes(l))
+    }
+    /// As `f32x16_store_bf16` of both vectors of a pair, in the lane order of
+    /// [`Simd::f32x16_load_bf16_pair`].
+    #[inline(always)]
+    fn f32x16_store_bf16_pair(self, v: [Self::F32x16; 2], dst: &mut [u16; 32], stream: bool) {
+        let [a, b] = halves_mut(dst);
+        self.f32x16_store_bf16(v[0], a, stream);
+        self.f32x16_store_bf16(v[1], b, stream);
+    }
+}
+
+/// The two blocks of sixteen of a pair.
+#[inline(always)]
+pub(crate) fn halves<T>(pair: &[T; 32]) -> [&[T; 16]; 2] {
+    let (blocks, _) = pair.as_chunks::<16>();
+    [&blocks[0], &blocks[1]]
+}
+
+/// The two blocks of sixteen of a pair, to write.
+#[inline(always)]
+pub(crate) fn halves_mut<T>(pair: &mut [T; 32]) -> [&mut [T; 16]; 2] {
+    let (blocks, _) = pair.as_chunks_mut::<16>();
+    let [a, b] = blocks else {
+        unreachable!("32 values are two blocks of sixteen")
+    };
+    [a, b]
 }
 
 /// The certainty test of the f32 output path for one lane (see [`crate::kernels::narrow`],
@@ -910,6 +952,33 @@ mod tests {
             s.f32x16_store_bf16(s.f32x16_load_bf16(&h), &mut back, false);
             out.extend((0..16).map(|k| if fixed(sums[k]) { h[k] as u64 } else { 0 }));
             out.extend((0..16).map(|k| if fixed(sums[k]) { back[k] as u64 } else { 0 }));
+            // The same as a pair of blocks (`f32x16_load_bf16_pair`, interleaved on AVX-512
+            // without AVX512-BF16): the second block holds the first's two parts swapped,
+            // so its lanes' sums are the same, and the lane sets in element order.
+            let join = |a: &[u16; 16], b: &[u16; 16]| -> [u16; 32] {
+                std::array::from_fn(|k| if k < 16 { a[k] } else { b[k - 16] })
+            };
+            let [h0, h1] = s.f32x16_load_bf16_pair(&join(&high, &rest));
+            let [r0, r1] = s.f32x16_load_bf16_pair(&join(&rest, &high));
+            let pair = [s.f32x16_add(h0, r0), s.f32x16_add(h1, r1)];
+            for t in tests {
+                for v in [pair, [r0, r1]] {
+                    let lanes = [s.f32x16_uncertain(v[0], &t), s.f32x16_uncertain(v[1], &t)];
+                    out.extend(s.f32x16_bf16_pair_elements(lanes).map(u64::from));
+                }
+            }
+            let mut h = [0u16; 32];
+            s.f32x16_store_bf16_pair(pair, &mut h, false);
+            let mut back = [0u16; 32];
+            s.f32x16_store_bf16_pair(s.f32x16_load_bf16_pair(&h), &mut back, false);
+            out.extend((0..32).map(|k| if fixed(sums[k % 16]) { h[k] as u64 } else { 0 }));
+            out.extend((0..32).map(|k| {
+                if fixed(sums[k % 16]) {
+                    back[k] as u64
+                } else {
+                    0
+                }
+            }));
         }
         out
     }
