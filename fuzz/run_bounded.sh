@@ -27,9 +27,10 @@
 # Two runs of one build report the same final stats (cov, ft, corpus, new units).
 #
 #   FUZZ_SEED          libFuzzer -seed (default 1)
-#   FUZZ_RUNS          inputs per target, for every target (default: the table below, about
-#                      3–4 minutes for all targets on 2 cores after the build)
+#   FUZZ_RUNS          inputs per target, for every target (default: the table below)
 #   FUZZ_MAX_SECONDS   safety net per target (default 300)
+#   FUZZ_JOBS          targets run side by side (default: the cores, from nproc); what
+#                      each explores does not depend on it
 #   FUZZ_FEATURES      cargo features of the fuzz crate (default none: a lean build without
 #                      candle-nn, whose release build with coverage is about 3 minutes of
 #                      the 2 cores; "candle" builds and runs its targets too; targets that
@@ -58,7 +59,9 @@ feature_args=()
 # about 30 s for the targets findings have come from (reference-f64 in f64: ~2000 exec/s;
 # the reference and the judge: ~2300), 20 s for the certificates (~360), 15 s for the cli
 # (~3500), 10 s for the other kernels (~9000–11000), 5 s for npy (~150000). The candle
-# targets stop at their first finding, within a second or two.
+# targets stop at their first finding, within a second or two. Slower machines run them at
+# about half those rates: the CI dry runs on a 2-core Cascade Lake Xeon took 412 and 505 s
+# for all targets one at a time (now two at a time there, see FUZZ_JOBS).
 runs_of() {
     case "$1" in
     kernel_reference_f64_f64) echo 60000 ;;
@@ -106,27 +109,27 @@ required_features() {
         grep -oE '"[A-Za-z0-9_-]+"' | tr -d '"'
 }
 
-echo "fuzz: libFuzzer seed $seed (FUZZ_SEED), a fixed number of inputs per target"
-started=$SECONDS
-failed=()
-for target in $targets; do
-    missing=""
+# One target's run. Its report goes to $work/$target/report and, where our code failed, the
+# target's name to $work/$target/failed: targets run side by side (below), so nothing is
+# printed or collected here.
+run_target() {
+    local target="$1" missing="" feature runs log executed
+    local report="$work/$target/report"
     for feature in $(required_features "$target"); do
         case " ${features//,/ } " in *" $feature "*) ;; *) missing="$feature" ;; esac
     done
     if [ -n "$missing" ] || [ ! -x "$bin_dir/$target" ]; then
-        echo "fuzz: $target skipped (needs the fuzz crate's feature '$missing'; set FUZZ_FEATURES)"
-        continue
+        echo "fuzz: $target skipped (needs the fuzz crate's feature '$missing'; set FUZZ_FEATURES)" >"$report"
+        return
     fi
+    mkdir -p "$work/$target/corpus" "fuzz/artifacts/$target"
     runs="${FUZZ_RUNS:-$(runs_of "$target")}"
-    dict=()
+    local dict=()
     [ -f "fuzz/dictionaries/$target.dict" ] && dict=("-dict=fuzz/dictionaries/$target.dict")
     # The seeds in name order, and a fresh directory for what the run adds.
-    rm -rf "${work:?}/$target"
-    mkdir -p "$work/$target/corpus" "fuzz/artifacts/$target"
     find "fuzz/corpus/$target" -maxdepth 1 -type f -name 'seed-*' | LC_ALL=C sort |
         paste -sd, - >"$work/$target/seeds"
-    echo "fuzz: $target, $runs inputs"
+    echo "fuzz: $target, $runs inputs" >"$report"
     # The binary directly (what `cargo fuzz run` does after its build), so one build serves
     # every target. -close_fd_mask=1: the cli target's commands print reports on stdout.
     log="$work/$target/log"
@@ -136,25 +139,62 @@ for target in $targets; do
         -timeout=20 -rss_limit_mb=4096 -close_fd_mask=1 -print_final_stats=1 \
         "${dict[@]}" 2>"$log"; then
         if [[ "$target" == kernel_candle_* ]] && grep -qE '^candle-nn(-module)? FAILS:' "$log"; then
-            grep -m1 -A12 -E '^candle-nn(-module)? FAILS:' "$log"
-            echo "fuzz: $target found a verdict failure of the third-party kernel (expected);" \
-                "input: $(sed -n 's/.*Test unit written to //p' "$log" | head -n 1)"
-            continue
+            {
+                grep -m1 -A12 -E '^candle-nn(-module)? FAILS:' "$log"
+                echo "fuzz: $target found a verdict failure of the third-party kernel (expected);" \
+                    "input: $(sed -n 's/.*Test unit written to //p' "$log" | head -n 1)"
+            } >>"$report"
+            return
         fi
-        tail -n 60 "$log"
-        echo "fuzz: $target FAILED; replay: cargo fuzz run --sanitizer none $target fuzz/artifacts/$target/<file>"
-        failed+=("$target")
+        {
+            tail -n 60 "$log"
+            echo "fuzz: $target FAILED; replay: cargo fuzz run --sanitizer none $target fuzz/artifacts/$target/<file>"
+        } >>"$report"
+        touch "$work/$target/failed"
     else
         executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         # The final status line (cov, ft, corpus) and what the run added: equal for two runs
         # of one build and seed.
         echo "  $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tr -s '\t ' ' ')" \
-            "new_units_added: $(sed -n 's/^stat::new_units_added: *//p' "$log")"
+            "new_units_added: $(sed -n 's/^stat::new_units_added: *//p' "$log")" >>"$report"
         if [ "${executed:-0}" -lt "$runs" ]; then
             echo "fuzz: $target stopped by the ${max_seconds}s safety net after $executed of" \
-                "$runs inputs: this run is not reproducible (raise FUZZ_MAX_SECONDS)"
+                "$runs inputs: this run is not reproducible (raise FUZZ_MAX_SECONDS)" >>"$report"
         fi
     fi
+}
+
+# Targets run side by side, FUZZ_JOBS at a time (default: one per core). Each is one
+# single-threaded process with its own seed, inputs and directories, so what it explores is
+# the same alone or beside another; on CI's 2 cores this halves the run (one target at a
+# time left a core idle for about 7 minutes).
+jobs_max="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
+echo "fuzz: libFuzzer seed $seed (FUZZ_SEED), a fixed number of inputs per target," \
+    "$jobs_max at a time (FUZZ_JOBS)"
+started=$SECONDS
+running=0
+for target in $targets; do
+    # A fresh directory for the target's report, its log and what its run adds.
+    rm -rf "${work:?}/$target"
+    mkdir -p "$work/$target"
+    if [ "$running" -ge "$jobs_max" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    run_target "$target" &
+    running=$((running + 1))
+done
+wait
+# The reports in the targets' order, whichever finished first.
+failed=()
+for target in $targets; do
+    if [ ! -e "$work/$target/report" ]; then
+        echo "fuzz: $target stopped before its run (see the errors above)"
+        failed+=("$target")
+        continue
+    fi
+    cat "$work/$target/report"
+    if [ -e "$work/$target/failed" ]; then failed+=("$target"); fi
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
