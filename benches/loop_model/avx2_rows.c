@@ -22,7 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "loop_model.h"
 #define N (16u << 20)
 #ifndef D
 #define D 4096
@@ -34,7 +35,6 @@ static float g32[D] __attribute__((aligned(64))), b32[D] __attribute__((aligned(
 static unsigned char lut[256];
 static int T = 2, variant;
 static volatile double sink; // keeps the statistics of variant 6 from being dropped
-static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
 static inline void stats(const float *p, double *out){
   __m256d s0=_mm256_setzero_pd(),s1=s0,s2=s0,s3=s0,q0=s0,q1=s0,q2=s0,q3=s0;
   for(int i=0;i<D;i+=16){

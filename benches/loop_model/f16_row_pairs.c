@@ -19,7 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "loop_model.h"
 
 #define N 4096
 
@@ -28,22 +29,6 @@ static uint16_t xs[2][N] __attribute__((aligned(4096))), gs[N] __attribute__((al
 static uint16_t y_pages[2 * N + 2048] __attribute__((aligned(4096)));
 static uint16_t (*ys)[N];
 static uint8_t flag_bytes[2][N / 8];
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-// The certainty test (`f32x16_uncertain`).
-static inline __mmask16 uncertain(__m512 y, __m512 slope, __m512 floor_, __m512i low_mask,
-                                  __m512i half, __m512 cap) {
-  __m512 bound = _mm512_fmadd_ps(_mm512_abs_ps(y), slope, floor_);
-  __m512 mid = _mm512_castsi512_ps(
-      _mm512_or_si512(_mm512_andnot_si512(low_mask, _mm512_castps_si512(y)), half));
-  __m512 distance = _mm512_range_ps(_mm512_sub_ps(y, mid), _mm512_mul_ps(mid, cap), 0xa);
-  return ~_mm512_cmp_ps_mask(bound, distance, _CMP_LT_OQ);
-}
 
 static inline __m512 load_f16(const uint16_t *p) {
   return _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)p));

@@ -21,7 +21,8 @@
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "loop_model.h"
 
 #define N (16u << 20)
 #define D 4096
@@ -31,12 +32,6 @@ static float *x, *y;
 static double g64[D] __attribute__((aligned(64))), b64[D] __attribute__((aligned(64)));
 static float g32[D] __attribute__((aligned(64))), b32[D] __attribute__((aligned(64)));
 static int ks, ko, gb, stream = 1;
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static inline __m512d work(__m512d v, int k) {
   __m512d c = _mm512_set1_pd(1.0000001);
