@@ -51,6 +51,11 @@ cd "$(dirname "$0")/.."
 
 seed="${FUZZ_SEED:-1}"
 max_seconds="${FUZZ_MAX_SECONDS:-300}"
+jobs_max="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
+if ! [[ "$jobs_max" =~ ^[1-9][0-9]*$ ]]; then
+    echo "fuzz: FUZZ_JOBS must be a whole number of at least 1, got '$jobs_max'" >&2
+    exit 2
+fi
 features="${FUZZ_FEATURES-}"
 feature_args=()
 [ -n "$features" ] && feature_args=(--features "$features")
@@ -168,7 +173,6 @@ run_target() {
 # single-threaded process with its own seed, inputs and directories, so what it explores is
 # the same alone or beside another; on CI's 2 cores this halves the run (one target at a
 # time left a core idle for about 7 minutes).
-jobs_max="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
 echo "fuzz: libFuzzer seed $seed (FUZZ_SEED), a fixed number of inputs per target," \
     "$jobs_max at a time (FUZZ_JOBS)"
 started=$SECONDS
