@@ -36,7 +36,8 @@ pub struct Args {
     /// Minimum milliseconds per sample (short calls are repeated).
     #[arg(long, default_value_t = 20)]
     min_sample_ms: u64,
-    /// Instruction set of the native kernels: scalar, avx2, avx512, neon (default: fastest).
+    /// Instruction set of the native kernels: scalar, avx2, avx512, avx512bf16, neon
+    /// (default: fastest).
     #[arg(long)]
     isa: Option<String>,
     /// Non-temporal stores for y: auto (outputs of 24 MiB or more: f32 on every CPU, f16 and
