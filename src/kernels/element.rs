@@ -59,8 +59,7 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     fn store16<S: Simd>(s: S, v: S::F32x16, dst: &mut [Self; 16], stream: bool);
     /// Two blocks of sixteen values widened (exactly) to two vectors of f32 lanes, in the
     /// lanes that `elements16_pair` says: by default each block as `load16` loads it
-    /// (bf16 on AVX-512 without AVX512-BF16 interleaves them: see
-    /// [`Simd::f32x16_load_bf16_pair`]).
+    /// (bf16 on AVX-512 interleaves them: see [`Simd::f32x16_load_bf16_pair`]).
     #[inline(always)]
     fn load16_pair<S: Simd>(s: S, src: &[Self; 32]) -> [S::F32x16; 2] {
         let [a, b] = halves(src);

@@ -378,8 +378,8 @@ impl<
             beta: if B { &self.beta[..len] } else { &[] },
         };
         let (y, flags) = (self.y, &mut self.flags[..len]);
-        // Two blocks at a time (bf16 loads and stores them as a pair on AVX-512 without
-        // AVX512-BF16; elsewhere a pair is two blocks), each pair requesting the lines of
+        // Two blocks at a time (bf16 loads and stores them as a pair on AVX-512; elsewhere
+        // a pair is two blocks), each pair requesting the lines of
         // the next row under its own, as in the f64 loop (a pair is a cache line of the
         // 16-bit formats); an odd last block alone.
         let pair_bytes = 32 * std::mem::size_of::<T>();

@@ -952,8 +952,8 @@ mod tests {
             s.f32x16_store_bf16(s.f32x16_load_bf16(&h), &mut back, false);
             out.extend((0..16).map(|k| if fixed(sums[k]) { h[k] as u64 } else { 0 }));
             out.extend((0..16).map(|k| if fixed(sums[k]) { back[k] as u64 } else { 0 }));
-            // The same as a pair of blocks (`f32x16_load_bf16_pair`, interleaved on AVX-512
-            // without AVX512-BF16): the second block holds the first's two parts swapped,
+            // The same as a pair of blocks (`f32x16_load_bf16_pair`, interleaved on
+            // AVX-512): the second block holds the first's two parts swapped,
             // so its lanes' sums are the same, and the lane sets in element order.
             let join = |a: &[u16; 16], b: &[u16; 16]| -> [u16; 32] {
                 std::array::from_fn(|k| if k < 16 { a[k] } else { b[k - 16] })

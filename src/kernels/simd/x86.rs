@@ -964,19 +964,17 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
             );
         }
     }
-    // Pairs of blocks without AVX512-BF16 (whose conversion wants element order): each
-    // bf16 the high half of an f32, interleaved with zeros within 128-bit lanes, which
-    // takes one `vpunpck[lh]wd` per sixteen values instead of `vpmovzxwd` and `vpslld`;
-    // the store joins the two vectors' high halves with one `vpackusdw`, which puts them
-    // back in element order, for one 64-byte store. A C model of the f32 path's bf16 loop
-    // (`benches/loop_model/bf16_pairs.c`, Cascade Lake, in L1) ran in 0.67–0.80 of the
-    // time of sixteen values at a time.
+    // Pairs of blocks: each bf16 the high half of an f32, interleaved with zeros within
+    // 128-bit lanes, which takes one `vpunpck[lh]wd` per sixteen values instead of
+    // `vpmovzxwd` and `vpslld`; the store joins the two vectors' high halves with one
+    // `vpackusdw`, which puts them back in element order, for one 64-byte store. A C model
+    // of the f32 path's bf16 loop (`benches/loop_model/bf16_pairs.c`, Cascade Lake, in L1)
+    // ran in 0.67–0.80 of the time of sixteen values at a time. With AVX512-BF16 too:
+    // its conversion (`vcvtneps2bf16`) wants element order, and two blocks converted by
+    // it, one after the other, took longer than this form on an Emerald Rapids Xeon
+    // (docs/speed.md).
     #[inline(always)]
     fn f32x16_load_bf16_pair(self, src: &[u16; 32]) -> [__m512; 2] {
-        if BF16 {
-            let [a, b] = super::halves(src);
-            return [self.f32x16_load_bf16(a), self.f32x16_load_bf16(b)];
-        }
         unsafe {
             let h = _mm512_loadu_si512(src.as_ptr() as *const _);
             let zero = _mm512_setzero_si512();
@@ -988,9 +986,6 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     }
     #[inline(always)]
     fn f32x16_bf16_pair_elements(self, lanes: [u16; 2]) -> [u16; 2] {
-        if BF16 {
-            return lanes;
-        }
         // Lane 4q + i of the first vector holds element 8q + i of the pair, lane 4q + i of
         // the second 8q + 4 + i (q < 4, i < 4): block 0 has q = 0, 1, block 1 q = 2, 3.
         let [a, b] = lanes.map(u32::from);
@@ -999,12 +994,6 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
     }
     #[inline(always)]
     fn f32x16_store_bf16_pair(self, v: [__m512; 2], dst: &mut [u16; 32], stream: bool) {
-        if BF16 {
-            let [a, b] = super::halves_mut(dst);
-            self.f32x16_store_bf16(v[0], a, stream);
-            self.f32x16_store_bf16(v[1], b, stream);
-            return;
-        }
         unsafe {
             // As `bf16_x16`: the lanes a caller keeps are finite, normal and not midpoints.
             let packed = _mm512_packus_epi32(
