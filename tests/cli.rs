@@ -322,6 +322,95 @@ fn bench_json_pairs_native_records_with_candle() {
     }
 }
 
+/// `benches/runs_table.py` (the docs' tables over several bench runs), on three copies of
+/// a real `bench --json` report whose native ratios are set to known values: each target's
+/// cell is the median over the runs of our kernel's ratio for its op and size (not the same
+/// run's in every cell), in bold where it meets the target; `--ranges` adds [min–max]; the
+/// targets without their records (no candle-nn) read "–"; a file that is not a bench
+/// report is a one-line error and exit 2.
+#[test]
+fn runs_table_gives_each_targets_median_over_the_runs() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/runs_table.py");
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("python3 is not here: test not run");
+        return;
+    }
+    let report = bench_records(&["--no-candle", "--sizes", "3x64,1x20", "--dtypes", "f32"]);
+    // vs_memcpy of (op, size) in runs 0, 1, 2; the medians are those of runs 2, 0, 1, 1.
+    let ratios = |op: &str, d: u64| match (op, d) {
+        ("layer_norm", 64) => [0.9, 0.5, 0.7],
+        ("layer_norm", _) => [0.6, 0.8, 0.4],
+        ("rms_norm", 64) => [0.1, 0.2, 0.3],
+        _ => [0.95, 0.85, 0.75],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<PathBuf> = (0..3)
+        .map(|k| {
+            let mut run = report.clone();
+            for r in run.iter_mut().filter(|r| r["kernel"] != "memcpy") {
+                let (op, d) = (r["op"].as_str().unwrap(), r["d"].as_u64().unwrap());
+                r["vs_memcpy"] = ratios(op, d)[k].into();
+            }
+            // candle-nn's records of the same cases, as `--features candle` adds them, which
+            // the targets' cells must leave out.
+            let theirs: Vec<serde_json::Value> = run
+                .iter()
+                .filter(|r| r["kernel"] != "memcpy")
+                .map(|r| {
+                    let mut r = r.clone();
+                    r["kernel"] = "candle-nn".into();
+                    r["vs_memcpy"] = 5.0.into();
+                    r
+                })
+                .collect();
+            run.extend(theirs);
+            let path = dir.path().join(format!("run{k}.json"));
+            std::fs::write(&path, serde_json::to_string(&run).unwrap()).unwrap();
+            path
+        })
+        .collect();
+    let table = |extra: &[&str]| -> String {
+        let out = Command::new("python3")
+            .arg(script)
+            .args(&paths)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let csv = table(&["--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "target,3 × 64,1 × 20", "{csv}");
+    assert!(
+        lines.contains(&"f32 LayerNorm ≥ 0.8× memcpy,0.70,0.60"),
+        "{csv}"
+    );
+    assert!(
+        lines.contains(&"f32 RMSNorm ≥ 0.8× memcpy,0.20,0.85"),
+        "{csv}"
+    );
+    assert!(lines.contains(&"f32 LayerNorm ≥ 3× candle-nn,–,–"), "{csv}");
+    let markdown = table(&["--ranges"]);
+    assert!(
+        markdown
+            .contains("| f32 RMSNorm ≥ 0.8× memcpy | 0.20 [0.10–0.30] | **0.85 [0.75–0.95]** |"),
+        "{markdown}"
+    );
+
+    let not_a_report = dir.path().join("not_a_report.json");
+    std::fs::write(&not_a_report, "{\"cases\": 3}").unwrap();
+    let bad = Command::new("python3")
+        .arg(script)
+        .arg(&not_a_report)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 /// `fuzz --builtin native --json` writes the same bytes whatever the thread count (what
 /// `benches/cross_machine.py` relies on to compare machines by a hash of the report), and
 /// every judged element is the correctly rounded value.
