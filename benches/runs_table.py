@@ -48,29 +48,32 @@ def load(path):
     return records
 
 
-def native(record):
-    return record["kernel"].startswith("native")
+def native(kernel):
+    return kernel.startswith("native-")
 
 
-def ratios(runs, op, dtype, ratio, size):
-    """The ratio of our kernel for (op, dtype, size) in each run that has it."""
+def over_runs(runs, field, wanted, case):
+    """`field` of the records whose kernel name `wanted` accepts, for `case` (op, dtype,
+    rows, d), in every run that has it."""
     return [
-        r[ratio]
+        r[field]
         for records in runs
         for r in records
-        if native(r) and (r["op"], r["dtype"], r["rows"], r["d"]) == (op, dtype, *size)
-        and r[ratio] is not None
+        if wanted(r["kernel"]) and (r["op"], r["dtype"], r["rows"], r["d"]) == case
+        and r[field] is not None
     ]
 
 
-def cell(values, threshold, ranges, fmt, bold):
+def cell(values, show, ranges=False, meets=None):
+    """The median of `values` as `show` writes it ("–" where there are none), with
+    `ranges` its [min–max], in bold where `meets` accepts the median."""
     if not values:
         return "–"
     median = statistics.median(values)
-    text = fmt % median
+    text = show(median)
     if ranges:
-        text += f" [{fmt % min(values)}–{fmt % max(values)}]"
-    return f"**{text}**" if bold and median >= threshold else text
+        text += f" [{show(min(values))}–{show(max(values))}]"
+    return f"**{text}**" if meets and meets(median) else text
 
 
 def render(header, rows, style):
@@ -108,16 +111,16 @@ def main():
     else:
         print(about, file=sys.stderr)
 
-    bold = args.format == "md"
-    rows = [
-        [label]
-        + [
-            cell(ratios(runs, op, dtype, ratio, size), threshold, args.ranges,
-                 "%.2f" if ratio == "vs_memcpy" else "%.1f", bold)
+    rows = []
+    for label, op, dtype, ratio, threshold in TARGETS:
+        digits = 2 if ratio == "vs_memcpy" else 1
+        # In Markdown, met targets in bold.
+        meets = (lambda m, t=threshold: m >= t) if args.format == "md" else None
+        rows.append([label] + [
+            cell(over_runs(runs, ratio, native, (op, dtype, *size)),
+                 lambda v, n=digits: f"{v:.{n}f}", args.ranges, meets)
             for size in sizes
-        ]
-        for label, op, dtype, ratio, threshold in TARGETS
-    ]
+        ])
     print(render(["target"] + size_names, rows, args.format))
 
     # Median seconds per call, in the units the docs quote.
@@ -125,18 +128,11 @@ def main():
         return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
 
     kernels = list(dict.fromkeys((r["kernel"], r["op"], r["dtype"]) for r in runs[0]))
-    times = []
-    for kernel, op, dtype in kernels:
-        cells = []
-        for rows_, d in sizes:
-            seconds = [
-                r["seconds"]
-                for records in runs
-                for r in records
-                if (r["kernel"], r["op"], r["dtype"], r["rows"], r["d"]) == (kernel, op, dtype, rows_, d)
-            ]
-            cells.append(duration(statistics.median(seconds)) if seconds else "–")
-        times.append([f"{kernel} {op} {dtype}"] + cells)
+    times = [
+        [f"{kernel} {op} {dtype}"]
+        + [cell(over_runs(runs, "seconds", kernel.__eq__, (op, dtype, *size)), duration) for size in sizes]
+        for kernel, op, dtype in kernels
+    ]
     print()
     print(render(["median seconds per call"] + size_names, times, args.format))
 

@@ -369,13 +369,16 @@ fn runs_table_gives_each_targets_median_over_the_runs() {
             path
         })
         .collect();
-    let table = |extra: &[&str]| -> String {
-        let out = Command::new("python3")
+    let run_script = |files: &[PathBuf], extra: &[&str]| {
+        Command::new("python3")
             .arg(script)
-            .args(&paths)
+            .args(files)
             .args(extra)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    let table = |extra: &[&str]| -> String {
+        let out = run_script(&paths, extra);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{err}");
         String::from_utf8(out.stdout).unwrap()
@@ -401,11 +404,7 @@ fn runs_table_gives_each_targets_median_over_the_runs() {
 
     let not_a_report = dir.path().join("not_a_report.json");
     std::fs::write(&not_a_report, "{\"cases\": 3}").unwrap();
-    let bad = Command::new("python3")
-        .arg(script)
-        .arg(&not_a_report)
-        .output()
-        .unwrap();
+    let bad = run_script(&[not_a_report], &[]);
     assert_eq!(bad.status.code(), Some(2));
     let err = String::from_utf8_lossy(&bad.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
