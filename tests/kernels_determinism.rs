@@ -158,3 +158,61 @@ fn several_paths_are_compared_here() {
         assert!(Isa::available().len() >= 2, "{:?}", Isa::available());
     }
 }
+
+/// f32 rows in calls of several rows that write y through the caches have each row's first
+/// statistics pass made beside the previous row's output loop; rows one per task make
+/// every pass alone. The same bits
+/// either way, on every path: rows whose first pass is rejected (a head far from the rest,
+/// the shift moved once; a head around zero beside a mean that is not), rows holding ±∞
+/// or NaN (written as NaN, the next row's pass made alone again) between finite ones, and
+/// widths with and without whole blocks, odd vectors and tails.
+#[test]
+fn statistics_made_beside_the_previous_row_give_the_same_bits() {
+    let row = |kind: usize, d: usize| -> Vec<f32> {
+        (0..d)
+            .map(|i| {
+                let wobble = ((i * 7919 + kind * 13) % 1013) as f32 / 1013.0 - 0.5;
+                match kind % 6 {
+                    // The first sixteen far from the rest: the first pass is rejected.
+                    0 if i < 16 => 1e3,
+                    0 => wobble,
+                    // A head straddling zero, the rest around 100: shift 0 rejected.
+                    1 if i < 8 => [2.0, -2.0][i % 2],
+                    1 => 100.0 + 3.4 * wobble,
+                    2 if i == d / 2 => f32::NAN,
+                    3 if i == d - 1 => f32::INFINITY,
+                    4 => 1e6 + 8.0 * wobble,
+                    _ => 3.0 * wobble,
+                }
+            })
+            .collect()
+    };
+    let gamma: Vec<f32> = (0..4109).map(|i| 0.5 + (i % 7) as f32 / 8.0).collect();
+    let beta: Vec<f32> = (0..4109).map(|i| (i % 5) as f32 / 4.0 - 0.5).collect();
+    for d in [1, 8, 16, 17, 100, 512, 1027, 4096, 4109] {
+        let rows = 14;
+        let x: Vec<f32> = (0..rows).flat_map(|r| row(r * 5 % 7, d)).collect();
+        assert!(x.iter().any(|v| v.is_nan()) && x.iter().any(|v| v.is_infinite()));
+        let layout = Layout::contiguous(rows, d);
+        for op in Op::ALL {
+            for (g, b) in [(None, None), (Some(&gamma[..d]), Some(&beta[..d]))] {
+                for isa in Isa::available() {
+                    // y cached: streamed calls make every pass alone.
+                    let options = |rows_per_task| Options {
+                        isa: Some(isa),
+                        rows_per_task,
+                        stream: Some(false),
+                    };
+                    let alone = run(op, &x, layout, g, b, options(Some(1)), 1);
+                    let beside = run(op, &x, layout, g, b, options(None), 1);
+                    assert_eq!(beside, alone, "{op} {isa} {rows}x{d}");
+                    // The rows holding NaN or ∞ (kinds 2 and 3) come out as NaN.
+                    for r in (0..rows).filter(|r| [2, 3].contains(&(r * 5 % 7))) {
+                        let y = &beside[r * d..(r + 1) * d];
+                        assert!(y.iter().all(|&v| f32::from_bits(v as u32).is_nan()));
+                    }
+                }
+            }
+        }
+    }
+}

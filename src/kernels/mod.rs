@@ -545,21 +545,29 @@ impl<T: Element, P: row::Param> Rows<'_, T, P> {
             ..
         } = self.layout;
         let rows = self.y.len().div_ceil(y_stride);
-        for r in 0..rows {
-            let next = if r + 1 < rows {
-                &self.x[(r + 1) * x_stride..(r + 1) * x_stride + d]
+        // Row r's x; empty past the last row.
+        let x_of = |r: usize| -> &[T] {
+            if r < rows {
+                &self.x[r * x_stride..r * x_stride + d]
             } else {
                 &[]
-            };
+            }
+        };
+        // The next row's first statistics pass, where a row made it (`row::Ahead`).
+        let mut ahead = None;
+        for r in 0..rows {
             let row = row::Row {
-                x: &self.x[r * x_stride..r * x_stride + d],
-                next,
+                x: x_of(r),
+                next: x_of(r + 1),
+                after_next: x_of(r + 2),
                 y: &mut self.y[r * y_stride..r * y_stride + d],
             };
-            match self.op {
-                Op::LayerNorm => row::layer_norm_row::<S, T, P, G, B>(s, row, params, scratch),
-                Op::RmsNorm => row::rms_norm_row::<S, T, P, G, B>(s, row, params, scratch),
-            }
+            ahead = match self.op {
+                Op::LayerNorm => {
+                    row::layer_norm_row::<S, T, P, G, B>(s, row, params, scratch, ahead)
+                }
+                Op::RmsNorm => row::rms_norm_row::<S, T, P, G, B>(s, row, params, scratch, ahead),
+            };
         }
         if self.stream {
             s.fence();

@@ -68,12 +68,64 @@ trait Fold<S: Simd> {
 /// stays small, and the block sums' own roundings are not biased.
 const BLOCK_PAIRS: usize = 32;
 
-/// The row's vectors folded into two accumulators: vector `j` into accumulator `j mod 2`
-/// (the partial tail vector, zero-padded, into accumulator 1). Rows widened once (see
-/// [`RowParams::widen_once`]) also keep the prepared vectors (t) in `wide` for the output
-/// pass, which then starts from t; `wide` is empty otherwise. Where `wide` is empty and a
-/// `request` is given (the next row's start: see [`requested_by_statistics`]), the loop
-/// requests the next row's cache line under each of its own.
+/// The running sums of a row's statistics pass, in the one order every pass folds them
+/// (see [`reduce`]): whole pairs of vectors, the first into accumulator 0 and the second
+/// into 1, through fresh block accumulators ([`BLOCK_PAIRS`] pairs a block) that
+/// `close_block` adds to the running ones; then an odd last whole vector into accumulator
+/// 0 and the partial tail vector into 1. The standalone pass ([`reduce`]) and the pass
+/// beside the previous row's output loop ([`NextRowSums`]) both fold through this, so
+/// that they give the same bits.
+struct Sums<S: Simd, F: Fold<S>> {
+    init: F::Acc,
+    acc: [F::Acc; 2],
+    part: [F::Acc; 2],
+}
+
+impl<S: Simd, F: Fold<S>> Sums<S, F> {
+    #[inline(always)]
+    fn new(init: F::Acc) -> Self {
+        Sums {
+            init,
+            acc: [init; 2],
+            part: [init; 2],
+        }
+    }
+
+    /// Folds a whole pair of prepared vectors into the block's accumulators.
+    #[inline(always)]
+    fn pair(&mut self, s: S, f: &F, a: S::V, b: S::V) {
+        self.part[0] = f.fold(s, self.part[0], a);
+        self.part[1] = f.fold(s, self.part[1], b);
+    }
+
+    /// Adds the block's accumulators into the running ones and starts a fresh block.
+    #[inline(always)]
+    fn close_block(&mut self, s: S, f: &F) {
+        self.acc[0] = f.merge(s, self.acc[0], self.part[0]);
+        self.acc[1] = f.merge(s, self.acc[1], self.part[1]);
+        self.part = [self.init; 2];
+    }
+
+    /// Folds the odd last whole vector (after the last block is closed).
+    #[inline(always)]
+    fn odd(&mut self, s: S, f: &F, a: S::V) {
+        self.acc[0] = f.fold(s, self.acc[0], a);
+    }
+
+    /// Folds the partial tail vector of `len` values (after the last block is closed).
+    #[inline(always)]
+    fn tail(&mut self, s: S, f: &F, t: S::V, len: usize) {
+        self.acc[1] = f.fold_tail(s, self.acc[1], t, len);
+    }
+}
+
+/// The row's vectors folded into two accumulators through [`Sums`]: vector `j` into
+/// accumulator `j mod 2` (the partial tail vector, zero-padded, into accumulator 1). Rows
+/// widened once (see [`RowParams::widen_once`]) also keep the prepared vectors (t) in
+/// `wide` for the output pass, which then starts from t; `wide` is empty otherwise. Where
+/// `wide` is empty and a `request` is given (the next row's start: see
+/// [`requested_by_statistics`]), the loop requests the next row's cache line under each
+/// of its own.
 #[inline(always)]
 fn reduce<S: Simd, T: Element, F: Fold<S>>(
     s: S,
@@ -84,46 +136,41 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
     request: Option<*const u8>,
 ) -> [F::Acc; 2] {
     let (chunks, tail) = x.as_chunks::<8>();
-    let mut acc = [init; 2];
+    let (pairs, rest) = chunks.as_chunks::<2>();
+    let mut sums = Sums::<S, F>::new(init);
     if !wide.is_empty() {
-        let (pairs, rest) = chunks.as_chunks::<2>();
         let (wide_pairs, wide_rest) = wide.split_at_mut(2 * pairs.len());
         let (wide_pairs, _) = wide_pairs.as_chunks_mut::<2>();
         for (block, wide_block) in pairs
             .chunks(BLOCK_PAIRS)
             .zip(wide_pairs.chunks_mut(BLOCK_PAIRS))
         {
-            let mut part = [init; 2];
             for (p, w) in block.iter().zip(wide_block.iter_mut()) {
                 let a = f.prepare(s, T::load(s, &p[0]));
                 let b = f.prepare(s, T::load(s, &p[1]));
                 w[0] = s.to_array(a);
                 w[1] = s.to_array(b);
-                part[0] = f.fold(s, part[0], a);
-                part[1] = f.fold(s, part[1], b);
+                sums.pair(s, f, a, b);
             }
-            acc[0] = f.merge(s, acc[0], part[0]);
-            acc[1] = f.merge(s, acc[1], part[1]);
+            sums.close_block(s, f);
         }
         let mut w = wide_rest.iter_mut();
         if let [c] = rest {
             let a = f.prepare(s, T::load(s, c));
             *w.next().expect("sized for every vector") = s.to_array(a);
-            acc[0] = f.fold(s, acc[0], a);
+            sums.odd(s, f, a);
         }
         if !tail.is_empty() {
             let a = f.prepare(s, load_padded(s, tail));
             *w.next().expect("sized for every vector") = s.to_array(a);
-            acc[1] = f.fold_tail(s, acc[1], a, tail.len());
+            sums.tail(s, f, a, tail.len());
         }
     } else {
-        let (pairs, rest) = chunks.as_chunks::<2>();
         // A pair of vectors is a cache line of f32, half of one of the 16-bit formats (and
         // a block, BLOCK_PAIRS pairs, a whole number of lines).
         let pair_bytes = 16 * std::mem::size_of::<T>();
         let pairs_per_line = (64 / pair_bytes).max(1);
         for (block_index, block) in pairs.chunks(BLOCK_PAIRS).enumerate() {
-            let mut part = [init; 2];
             for (i, p) in block.iter().enumerate() {
                 if let Some(next) = request {
                     if i % pairs_per_line == 0 {
@@ -133,21 +180,103 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
                 }
                 let a = f.prepare(s, T::load(s, &p[0]));
                 let b = f.prepare(s, T::load(s, &p[1]));
-                part[0] = f.fold(s, part[0], a);
-                part[1] = f.fold(s, part[1], b);
+                sums.pair(s, f, a, b);
             }
-            acc[0] = f.merge(s, acc[0], part[0]);
-            acc[1] = f.merge(s, acc[1], part[1]);
+            sums.close_block(s, f);
         }
-        if let [c] = rest {
-            acc[0] = f.fold(s, acc[0], f.prepare(s, T::load(s, c)));
-        }
-        if !tail.is_empty() {
-            let t = f.prepare(s, load_padded(s, tail));
-            acc[1] = f.fold_tail(s, acc[1], t, tail.len());
+        fold_rest(s, f, &mut sums, rest, tail);
+    }
+    sums.acc
+}
+
+/// Folds the odd last whole vector (`rest`, empty or one) and the partial tail of a row
+/// into `sums`, whose blocks are closed.
+#[inline(always)]
+fn fold_rest<S: Simd, T: Element, F: Fold<S>>(
+    s: S,
+    f: &F,
+    sums: &mut Sums<S, F>,
+    rest: &[[T; 8]],
+    tail: &[T],
+) {
+    if let [c] = rest {
+        sums.odd(s, f, f.prepare(s, T::load(s, c)));
+    }
+    if !tail.is_empty() {
+        sums.tail(s, f, f.prepare(s, load_padded(s, tail)), tail.len());
+    }
+}
+
+/// The statistics pass of the next row, run beside the output loop of the current one
+/// (rows of f32 in calls of several rows: see [`fuses_next_statistics`]): the output loop
+/// calls `group` for each of its whole groups of vectors (group q: vectors 8q..8q + 8,
+/// pairs 4q..4q + 4 of the next row, the same count as the current row's), then `finish`
+/// folds what is left. The loop's stores wait on memory while this folds from cache, so
+/// the pass costs little of the time it took alone (where no line of memory moved).
+/// The order of the folds is [`reduce`]'s, through the same [`Sums`]: the same bits.
+struct NextRowSums<'a, S: Simd, T, F: Fold<S>> {
+    quads: &'a [[[[T; 8]; 2]; 4]],
+    /// The pairs after the whole quads, the odd last whole vector and the partial tail.
+    pairs_after: &'a [[[T; 8]; 2]],
+    rest: &'a [[T; 8]],
+    tail: &'a [T],
+    f: F,
+    sums: Sums<S, F>,
+}
+
+/// Groups of vectors of the output loop per block of the statistics (four pairs a group).
+const GROUPS_PER_BLOCK: usize = BLOCK_PAIRS / 4;
+
+impl<'a, S: Simd, T: Element, F: Fold<S>> NextRowSums<'a, S, T, F> {
+    fn new(x: &'a [T], f: F, init: F::Acc) -> Self {
+        let (chunks, tail) = x.as_chunks::<8>();
+        let (pairs, rest) = chunks.as_chunks::<2>();
+        let (quads, pairs_after) = pairs.as_chunks::<4>();
+        NextRowSums {
+            quads,
+            pairs_after,
+            rest,
+            tail,
+            f,
+            sums: Sums::new(init),
         }
     }
-    acc
+
+    /// Folds pairs 4q..4q + 4 (q below the output loop's whole groups, which are never
+    /// more than the quads), closing the block they end.
+    #[inline(always)]
+    fn group(&mut self, s: S, q: usize) {
+        for p in &self.quads[q] {
+            let a = self.f.prepare(s, T::load(s, &p[0]));
+            let b = self.f.prepare(s, T::load(s, &p[1]));
+            self.sums.pair(s, &self.f, a, b);
+        }
+        if (q + 1).is_multiple_of(GROUPS_PER_BLOCK) {
+            self.sums.close_block(s, &self.f);
+        }
+    }
+
+    /// Folds the quads from `from` on (those the output loop did not take: the last group
+    /// of a row of whole groups never leaves any) and everything after them, closing the
+    /// last block where it is partial; the two accumulators.
+    #[inline(always)]
+    fn finish(mut self, s: S, from: usize) -> [F::Acc; 2] {
+        for q in from..self.quads.len() {
+            self.group(s, q);
+        }
+        let f = &self.f;
+        for p in self.pairs_after {
+            let a = f.prepare(s, T::load(s, &p[0]));
+            let b = f.prepare(s, T::load(s, &p[1]));
+            self.sums.pair(s, f, a, b);
+        }
+        let pairs = 4 * self.quads.len() + self.pairs_after.len();
+        if !pairs.is_multiple_of(BLOCK_PAIRS) {
+            self.sums.close_block(s, f);
+        }
+        fold_rest(s, f, &mut self.sums, self.rest, self.tail);
+        self.sums.acc
+    }
 }
 
 #[inline(always)]
@@ -181,6 +310,94 @@ pub(crate) fn values(lines: &[Line], n: usize) -> &[f64] {
     assert!(n <= 8 * lines.len());
     // SAFETY: the lines hold 8 × lines.len() ≥ n contiguous, initialized f64 values.
     unsafe { std::slice::from_raw_parts(lines.as_ptr().cast(), n) }
+}
+
+/// What the output loop of a row runs beside its own work, a group of vectors at a time
+/// (see [`NextRowSums`]): nothing ([`Alone`]), or the next row's statistics pass
+/// ([`NextShifted`], [`NextSquares`]). The description holds no vectors; `start` makes the
+/// running state on the loop's vector path.
+trait Beside: Copy {
+    /// Whether this is [`Alone`].
+    const ALONE: bool = false;
+    type State<S: Simd>;
+    type Output;
+    fn start<S: Simd>(self, s: S) -> Self::State<S>;
+    fn group<S: Simd>(self, s: S, state: &mut Self::State<S>, q: usize);
+    /// What is left after the loop's whole groups (`from` of them), and the result.
+    fn finish<S: Simd>(self, s: S, state: Self::State<S>, from: usize) -> Self::Output;
+}
+
+/// The output loop alone.
+#[derive(Clone, Copy)]
+struct Alone;
+
+impl Beside for Alone {
+    const ALONE: bool = true;
+    type State<S: Simd> = ();
+    type Output = ();
+    #[inline(always)]
+    fn start<S: Simd>(self, _s: S) {}
+    #[inline(always)]
+    fn group<S: Simd>(self, _s: S, _state: &mut (), _q: usize) {}
+    #[inline(always)]
+    fn finish<S: Simd>(self, _s: S, _state: (), _from: usize) {}
+}
+
+/// LayerNorm's first statistics pass of the next row, with shift c: (Σ(x − c),
+/// Σ(x − c)²). It always subtracts c: x − (+0) = x bit for bit, so a shift of +0 gives the
+/// sums [`ShiftedPass`] gives without the subtraction.
+#[derive(Clone, Copy)]
+struct NextShifted<'a, T> {
+    x: &'a [T],
+    shift: f64,
+}
+
+impl<'a, T: Element> Beside for NextShifted<'a, T> {
+    type State<S: Simd> = NextRowSums<'a, S, T, ShiftedSums<S, true>>;
+    type Output = (f64, f64);
+    #[inline(always)]
+    fn start<S: Simd>(self, s: S) -> Self::State<S> {
+        let zero = s.splat(0.0);
+        let f = ShiftedSums::<S, true> {
+            shift: s.splat(self.shift),
+        };
+        NextRowSums::new(self.x, f, (zero, zero))
+    }
+    #[inline(always)]
+    fn group<S: Simd>(self, s: S, state: &mut Self::State<S>, q: usize) {
+        state.group(s, q);
+    }
+    #[inline(always)]
+    fn finish<S: Simd>(self, s: S, state: Self::State<S>, from: usize) -> (f64, f64) {
+        let acc = state.finish(s, from);
+        (
+            sum_lanes(s, [acc[0].0, acc[1].0]),
+            sum_lanes(s, [acc[0].1, acc[1].1]),
+        )
+    }
+}
+
+/// RMSNorm's statistics pass of the next row: Σx².
+#[derive(Clone, Copy)]
+struct NextSquares<'a, T> {
+    x: &'a [T],
+}
+
+impl<'a, T: Element> Beside for NextSquares<'a, T> {
+    type State<S: Simd> = NextRowSums<'a, S, T, SumOfSquares>;
+    type Output = f64;
+    #[inline(always)]
+    fn start<S: Simd>(self, s: S) -> Self::State<S> {
+        NextRowSums::new(self.x, SumOfSquares, s.splat(0.0))
+    }
+    #[inline(always)]
+    fn group<S: Simd>(self, s: S, state: &mut Self::State<S>, q: usize) {
+        state.group(s, q);
+    }
+    #[inline(always)]
+    fn finish<S: Simd>(self, s: S, state: Self::State<S>, from: usize) -> f64 {
+        sum_lanes(s, state.finish(s, from))
+    }
 }
 
 /// Σ(x − c) and Σ(x − c)², per lane; `SHIFT` false where c = +0, whose subtraction
@@ -739,11 +956,47 @@ fn prepare_wide(wide: &mut Vec<Line>, d: usize, widen_once: bool) {
 }
 
 /// One row to normalize: its x, the next row's x (prefetched while this one is written;
-/// empty for the last row) and its y.
+/// empty for the last row), the x of the row after it (likewise; prefetched instead where
+/// the next row's statistics are computed beside this row's output: see
+/// [`fuses_next_statistics`]) and its y.
 pub(crate) struct Row<'a, T> {
     pub x: &'a [T],
     pub next: &'a [T],
+    pub after_next: &'a [T],
     pub y: &'a mut [T],
+}
+
+/// The first statistics pass of a row, made beside the previous row's output loop (see
+/// [`fuses_next_statistics`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ahead {
+    /// LayerNorm: the shift c, Σ(x − c) and Σ(x − c)².
+    Shifted { shift: f64, sum: f64, sum_sq: f64 },
+    /// RMSNorm: Σx².
+    Squares(f64),
+}
+
+/// Whether the next row's statistics pass runs beside this row's output loop ([`Beside`]):
+/// for rows of f32 that are not widened once, in calls that write y through the caches,
+/// with a next row. Such an output loop waits on memory: each line of y is read before it
+/// is written. The statistics pass alone reads x from cache while no line of memory
+/// moves; beside the loop, it fills those waits. (Streamed stores read no line, and the
+/// 16-bit formats' rows are bound by their arithmetic and widened once on the f64 path.)
+/// Measured with `benches/ab.py`, f32, new/old medians of paired rounds:
+/// * The Cascade Lake Xeon, 2 threads (y cached by default there), 8 rounds: LayerNorm
+///   0.974 (4096 × 4096) and 0.911 (16384 × 1024), RMSNorm 0.931 and 0.842; 6 rounds of
+///   another build of the same code: 0.936, 0.885, 0.938, 0.844. 64 × 65536, one row a
+///   task (nothing beside), 0.97–1.01. With no statistics pass at all, LayerNorm had
+///   taken 0.89 and 0.87 of the time: the most this could gain.
+/// * A 16-core Emerald Rapids host, 16 threads: `--stream off`, 20 rounds, LayerNorm 0.921
+///   and 0.925, RMSNorm 0.942 and 0.974 (64 × 65536: 0.969, 1.007); with streamed y (the
+///   default there for f32 outputs of 24 MiB or more), 24 rounds, 1.023, 1.063, 0.996,
+///   1.038 (64 × 65536: 0.982, 0.981), hence no pass beside streamed stores. On 2
+///   threads, whose runs there ranged over 0.5–2.1, 0.95–1.09 with 0.95 at 64 × 65536.
+#[inline(always)]
+fn fuses_next_statistics<T: Element, P>(row: &Row<'_, T>, p: &RowParams<'_, P>) -> bool {
+    debug_assert!(T::NARROW.is_none());
+    !p.widen_once && !p.stream && !row.next.is_empty()
 }
 
 /// Buffers a task reuses from row to row.
@@ -765,8 +1018,19 @@ pub(crate) struct Scratch {
 /// in `flags` the stores' reports (the lanes they reported, in the store's order: see
 /// [`Element::reported_lanes`]), eight vectors' OR-ed ([`Reports`]): the loop only needs
 /// to know where the reported lanes are, and the second look finds each vector's own.
-/// `WIDE`: x is read from `wide`; `STREAM`: non-temporal stores.
-struct OutputPass<'a, T, P, C, const G: bool, const B: bool, const WIDE: bool, const STREAM: bool> {
+/// `WIDE`: x is read from `wide`; `STREAM`: non-temporal stores. `beside` runs with the
+/// loop, a group of vectors at a time (see [`Beside`]).
+struct OutputPass<
+    'a,
+    T,
+    P,
+    C,
+    K,
+    const G: bool,
+    const B: bool,
+    const WIDE: bool,
+    const STREAM: bool,
+> {
     x: &'a [[T; 8]],
     wide: &'a [[f64; 8]],
     gamma: &'a [[P; 8]],
@@ -780,21 +1044,23 @@ struct OutputPass<'a, T, P, C, const G: bool, const B: bool, const WIDE: bool, c
     /// output pass); 1×4096 f32 RMSNorm 1.28 → 1.23 µs without it.
     next: Option<*const u8>,
     constants: C,
+    beside: K,
 }
 
 impl<
         T: Element,
         P: Param,
         C: RowConstants,
+        K: Beside,
         const G: bool,
         const B: bool,
         const WIDE: bool,
         const STREAM: bool,
-    > Vectorized for OutputPass<'_, T, P, C, G, B, WIDE, STREAM>
+    > Vectorized for OutputPass<'_, T, P, C, K, G, B, WIDE, STREAM>
 {
-    type Output = u16;
+    type Output = (u16, K::Output);
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) -> u16 {
+    fn run<S: Simd>(self, s: S) -> (u16, K::Output) {
         let n = self.constants.vectors(s);
         let len = self.y.len();
         let src = Sources {
@@ -812,6 +1078,7 @@ impl<
         let lines_per_group = (group * 8 * std::mem::size_of::<T>()).div_ceil(64);
         let whole = len / group;
         let mut any = 0u16;
+        let mut beside = self.beside.start(s);
         for q in 0..whole {
             let lines = self
                 .next
@@ -822,6 +1089,7 @@ impl<
                 .write_group::<S, _, G, B, WIDE, STREAM>(s, &n, &mut y[vectors], lines);
             Reports::<T>::record(flags, q, report);
             any |= report;
+            self.beside.group(s, &mut beside, q);
         }
         // The last, partial report: the same lines as a whole one's, not shared through a
         // closure (compiled without the instruction set, the loop ran 25× slower), and
@@ -834,13 +1102,14 @@ impl<
             Reports::<T>::record(flags, whole, report);
             any |= report;
         }
+        let beside = self.beside.finish(s, beside, whole);
         if T::STORES_PAIRS {
-            any
+            (any, beside)
         } else {
             // f32 reports every flag to the scan: most rows of f32 have a flagged vector
             // (the window reports about one value in 4096), so the OR would rarely spare
             // the scan.
-            u16::MAX
+            (u16::MAX, beside)
         }
     }
 }
@@ -1038,20 +1307,30 @@ impl<T: Element, P: Param> Sources<'_, T, P> {
     }
 }
 
-/// The output pass of a row: the whole vectors in [`OutputPass`], then a second look at
-/// the lanes its stores reported (those vectors computed again: the same operations give
-/// the same values), then the partial last vector; lanes near a rounding midpoint are
-/// collected in `near_ties`.
+/// The output pass of a row: the whole vectors in [`OutputPass`] (with `beside`, which
+/// only rows off the f32 path and not widened take), then a second look at the lanes its
+/// stores reported (those vectors computed again: the same operations give the same
+/// values), then the partial last vector; lanes near a rounding midpoint are collected in
+/// `near_ties`. Returns what `beside` gave.
 #[inline(always)]
-fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, const B: bool>(
+fn write_row<
+    S: Simd,
+    T: Element,
+    P: Param,
+    C: RowConstants,
+    K: Beside,
+    const G: bool,
+    const B: bool,
+>(
     s: S,
     row: &mut Row<'_, T>,
     p: &RowParams<'_, P>,
     c: C,
     narrow: Option<NarrowRow>,
+    beside: K,
     scratch: &mut Scratch,
-) {
-    let Row { x, next, y } = row;
+) -> K::Output {
+    let Row { x, next, y, .. } = row;
     let Scratch {
         near_ties,
         wide,
@@ -1061,6 +1340,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     let wide = lanes(wide);
     debug_assert!(!C::X_ONLY || (wide.is_empty() && narrow.is_none()));
     let use_wide = !C::X_ONLY && !wide.is_empty();
+    debug_assert!(K::ALONE || (!use_wide && narrow.is_none()));
     let stream = p.stream && (y.as_ptr() as usize).is_multiple_of(16);
     let (xc, xt) = x.as_chunks::<8>();
     let (yc, yt) = y.as_chunks_mut::<8>();
@@ -1108,7 +1388,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
     };
     macro_rules! pass {
         ($wide:literal, $stream:literal) => {
-            s.isolated(OutputPass::<T, P, C, G, B, $wide, $stream> {
+            s.isolated(OutputPass::<T, P, C, K, G, B, $wide, $stream> {
                 x: &xc[start..],
                 wide: from(wide, start),
                 gamma: from(gc, start),
@@ -1117,27 +1397,36 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
                 flags: &mut flags[start..],
                 next,
                 constants: c,
+                beside,
             })
         };
     }
     // The OR of the f64 loop's reports; the f32 path's are always scanned.
     let mut reported = if start > 0 { u16::MAX } else { 0 };
-    if start < xc.len() {
-        reported |= if C::X_ONLY {
-            if stream {
-                pass!(false, true)
-            } else {
-                pass!(false, false)
-            }
+    // (Constant conditions: the passes over the widened row are compiled neither for
+    // constants that take x only nor beside another pass, nor streamed passes beside one.)
+    let (report, beside) = if start == xc.len() {
+        // No whole vector for the loop: `beside` runs alone.
+        (0, beside.finish(s, beside.start(s), 0))
+    } else if !K::ALONE {
+        // Beside another pass only where y is cached (see `fuses_next_statistics`).
+        debug_assert!(!stream);
+        pass!(false, false)
+    } else if C::X_ONLY {
+        if stream {
+            pass!(false, true)
         } else {
-            match (use_wide, stream) {
-                (false, false) => pass!(false, false),
-                (false, true) => pass!(false, true),
-                (true, false) => pass!(true, false),
-                (true, true) => pass!(true, true),
-            }
-        };
-    }
+            pass!(false, false)
+        }
+    } else {
+        match (use_wide, stream) {
+            (false, false) => pass!(false, false),
+            (false, true) => pass!(false, true),
+            (true, false) => pass!(true, false),
+            (true, true) => pass!(true, true),
+        }
+    };
+    reported |= report;
     let n = c.vectors(s);
     let zero = s.splat(0.0);
     let src = Sources {
@@ -1212,6 +1501,7 @@ fn write_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, cons
         }
         yt.copy_from_slice(&buf[..yt.len()]);
     }
+    beside
 }
 
 /// The indices of the nonzero entries of `flags`, in order, into `out` (cleared first):
@@ -1308,21 +1598,31 @@ fn fill_nan<T: Element>(y: &mut [T]) {
     y.fill(T::from_bits(T::DTYPE.nan_bits()));
 }
 
-/// Finishes a row: the output pass, then exact decisions for near-ties.
+/// Finishes a row: the output pass (with `beside`), then exact decisions for near-ties.
 #[inline(always)]
-fn finish_row<S: Simd, T: Element, P: Param, C: RowConstants, const G: bool, const B: bool>(
+fn finish_row<
+    S: Simd,
+    T: Element,
+    P: Param,
+    C: RowConstants,
+    K: Beside,
+    const G: bool,
+    const B: bool,
+>(
     s: S,
     mut row: Row<'_, T>,
     p: &RowParams<'_, P>,
     c: C,
     narrow: Option<NarrowRow>,
+    beside: K,
     scratch: &mut Scratch,
-) {
+) -> K::Output {
     scratch.near_ties.clear();
-    write_row::<S, T, P, C, G, B>(s, &mut row, p, c, narrow, scratch);
+    let out = write_row::<S, T, P, C, K, G, B>(s, &mut row, p, c, narrow, beside, scratch);
     if !scratch.near_ties.is_empty() {
         settle_near_ties(row.x, p, row.y, &scratch.near_ties);
     }
+    out
 }
 
 /// LayerNorm statistics: mean(x) = shift + mean_shifted, var = mean((x − mean)²).
@@ -1344,22 +1644,41 @@ pub(crate) struct CenteredStats {
 /// repeated (a third pass is never needed in practice: |μ − c| ≤ σ√d at first, and moving
 /// leaves |μ − c| ≲ (d/16)·u·σ√d). `None` when the sums are not finite (a ±∞ or NaN in
 /// the row). The first pass requests the lines of `request` (see [`reduce`]).
-#[inline(always)]
+#[cfg(test)]
 pub(crate) fn layer_norm_stats<S: Simd, T: Element>(
     s: S,
     x: &[T],
     wide: &mut [[f64; 8]],
     request: Option<*const u8>,
 ) -> Option<CenteredStats> {
+    layer_norm_stats_after(s, x, wide, request, None)
+}
+
+/// [`layer_norm_stats`], whose first pass (shift, Σ(x − c), Σ(x − c)²) may have been made
+/// already, beside the previous row's output loop ([`NextShifted`]; then `wide` is empty).
+#[inline(always)]
+fn layer_norm_stats_after<S: Simd, T: Element>(
+    s: S,
+    x: &[T],
+    wide: &mut [[f64; 8]],
+    request: Option<*const u8>,
+    first: Option<(f64, f64, f64)>,
+) -> Option<CenteredStats> {
+    debug_assert!(first.is_none() || wide.is_empty());
     let d = x.len() as f64;
-    let mut shift = first_shift(s, x);
+    let (mut shift, mut made) = match first {
+        Some((shift, sum, sum_sq)) => (shift, Some((sum, sum_sq))),
+        None => (first_shift(s, x), None),
+    };
     let mut passes = 0;
     loop {
-        let (sum, sum_sq) = s.isolated(ShiftedPass {
-            x,
-            wide: &mut *wide,
-            shift,
-            request: if passes == 0 { request } else { None },
+        let (sum, sum_sq) = made.take().unwrap_or_else(|| {
+            s.isolated(ShiftedPass {
+                x,
+                wide: &mut *wide,
+                shift,
+                request: if passes == 0 { request } else { None },
+            })
         });
         if !(sum.is_finite() && sum_sq.is_finite()) {
             return None;
@@ -1454,56 +1773,94 @@ fn requested_by_statistics<T>(row: &mut Row<'_, T>, on_f32_path: bool) -> Option
         .then(|| std::mem::take(&mut row.next).as_ptr() as *const u8)
 }
 
-/// y = γ ⊙ (x − μ)/√(σ² + ε) + β for one row.
+/// y = γ ⊙ (x − μ)/√(σ² + ε) + β for one row. `ahead`: this row's first statistics pass, where the previous row made it; returns the
+/// next row's, where this row makes it ([`fuses_next_statistics`]).
 #[inline(always)]
 pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B: bool>(
     s: S,
     mut row: Row<'_, T>,
     p: &RowParams<'_, P>,
     scratch: &mut Scratch,
-) {
+    ahead: Option<Ahead>,
+) -> Option<Ahead> {
     let d = row.x.len();
     let format = narrow::path_format::<T>(d, S::F32X16_ONE_REGISTER);
     let request = requested_by_statistics(&mut row, format.is_some());
     prepare_wide(&mut scratch.wide, d, p.widen_once);
-    let Some(stats) = layer_norm_stats(s, row.x, lanes_mut(&mut scratch.wide), request) else {
-        return fill_nan(row.y);
+    let first = match ahead {
+        Some(Ahead::Shifted { shift, sum, sum_sq }) => Some((shift, sum, sum_sq)),
+        _ => None,
+    };
+    let wide = lanes_mut(&mut scratch.wide);
+    let Some(stats) = layer_norm_stats_after(s, row.x, wide, request, first) else {
+        fill_nan(row.y);
+        return None;
     };
     let c = CenteredConstants::<true>::new::<T>(&stats, p.eps, p.params_max);
+    if const { T::NARROW.is_none() } && fuses_next_statistics(&row, p) {
+        let next = NextShifted {
+            x: row.next,
+            shift: first_shift(s, row.next),
+        };
+        row.next = std::mem::take(&mut row.after_next);
+        let (sum, sum_sq) = if is_zero_shift(stats.shift) {
+            finish_row::<S, T, P, _, _, G, B>(s, row, p, c.without_shift(), None, next, scratch)
+        } else {
+            finish_row::<S, T, P, _, _, G, B>(s, row, p, c, None, next, scratch)
+        };
+        return Some(Ahead::Shifted {
+            shift: next.shift,
+            sum,
+            sum_sq,
+        });
+    }
     let narrow = format.and_then(|f| narrow::layer_norm(&stats, c.scale, d, p.params_max, f));
     // Shift 0 saves its subtraction only where z comes from x (see `RowConstants::X_ONLY`);
     // elsewhere the shifted constants subtract +0, which changes no bit.
     if is_zero_shift(stats.shift) && scratch.wide.is_empty() && narrow.is_none() {
         let c = c.without_shift();
-        finish_row::<S, T, P, _, G, B>(s, row, p, c, None, scratch);
+        finish_row::<S, T, P, _, _, G, B>(s, row, p, c, None, Alone, scratch);
     } else {
-        finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow, scratch);
+        finish_row::<S, T, P, _, _, G, B>(s, row, p, c, narrow, Alone, scratch);
     }
+    None
 }
 
-/// y = γ ⊙ x/√(mean(x²) + ε) + β for one row.
+/// y = γ ⊙ x/√(mean(x²) + ε) + β for one row. `ahead`: as in [`layer_norm_row`].
 #[inline(always)]
 pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B: bool>(
     s: S,
     mut row: Row<'_, T>,
     p: &RowParams<'_, P>,
     scratch: &mut Scratch,
-) {
+    ahead: Option<Ahead>,
+) -> Option<Ahead> {
     let d = row.x.len();
     let format = narrow::path_format::<T>(d, S::F32X16_ONE_REGISTER);
     let request = requested_by_statistics(&mut row, format.is_some());
     prepare_wide(&mut scratch.wide, d, p.widen_once);
-    let sum_sq = s.isolated(SquaresPass {
-        x: row.x,
-        wide: lanes_mut(&mut scratch.wide),
-        request,
-    });
+    let sum_sq = match ahead {
+        Some(Ahead::Squares(sum_sq)) => sum_sq,
+        _ => s.isolated(SquaresPass {
+            x: row.x,
+            wide: lanes_mut(&mut scratch.wide),
+            request,
+        }),
+    };
     if !sum_sq.is_finite() {
-        return fill_nan(row.y);
+        fill_nan(row.y);
+        return None;
     }
     let c = ScaledConstants::new::<T>(sum_sq, d, p.eps, p.params_max);
+    if const { T::NARROW.is_none() } && fuses_next_statistics(&row, p) {
+        let next = NextSquares { x: row.next };
+        row.next = std::mem::take(&mut row.after_next);
+        let sum_sq = finish_row::<S, T, P, _, _, G, B>(s, row, p, c, None, next, scratch);
+        return Some(Ahead::Squares(sum_sq));
+    }
     let narrow = format.and_then(|f| narrow::rms_norm(c.scale, d, p.params_max, f));
-    finish_row::<S, T, P, _, G, B>(s, row, p, c, narrow, scratch);
+    finish_row::<S, T, P, _, _, G, B>(s, row, p, c, narrow, Alone, scratch);
+    None
 }
 
 /// One row of the 16-bit formats through the f32 path's loop alone (portable code, no
@@ -1654,6 +2011,7 @@ mod tests {
         let mut row = Row {
             x: &x,
             next: &next,
+            after_next: &[],
             y: &mut y,
         };
         let request = requested_by_statistics(&mut row, true);
@@ -1665,6 +2023,7 @@ mod tests {
         let mut row = Row {
             x: &x32,
             next: &next32,
+            after_next: &[],
             y: &mut y32,
         };
         assert_eq!(requested_by_statistics(&mut row, false), None);
@@ -1735,6 +2094,16 @@ mod tests {
                 .collect();
             let stats = layer_norm_stats(Scalar, &x, &mut [], None).unwrap();
             assert_eq!(stats.passes, 2, "d={d}");
+            // The same when the first pass was made beside the previous row's output loop:
+            // that pass is judged as the pass alone is, and rejected.
+            let next = NextShifted {
+                x: &x,
+                shift: first_shift(Scalar, &x),
+            };
+            let (sum, sum_sq) = next.finish(Scalar, next.start(Scalar), 0);
+            let first = Some((next.shift, sum, sum_sq));
+            let after = layer_norm_stats_after(Scalar, &x, &mut [], None, first).unwrap();
+            assert_eq!(format!("{after:?}"), format!("{stats:?}"), "d={d}");
             let m2 = stats.mean_shifted * stats.mean_shifted;
             assert!(m2 <= 8.0 * stats.var, "d={d}: {stats:?}");
             let exact = exact_var(&x);
@@ -1797,6 +2166,70 @@ mod tests {
             layer_norm_stats(Scalar, &x, &mut [], None).unwrap().passes,
             1
         );
+    }
+
+    /// The next row's statistics, folded beside an output loop a group of eight vectors
+    /// at a time ([`NextShifted`], [`NextSquares`]), are the bits of the pass alone
+    /// ([`ShiftedPass`], [`SquaresPass`]) for every width: blocks closed inside the loop
+    /// and after it, odd last vectors, partial tails, rows of no whole vector. The values
+    /// span 2^±24, so that a sum folded in another order rounds otherwise. Shift +0 is
+    /// subtracted beside the loop and left out alone (the same bits).
+    #[test]
+    fn statistics_beside_the_output_loop_are_those_of_the_pass_alone() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        let widths = (0..=140).chain([255, 256, 257, 511, 512, 513, 527, 1031, 4096, 4109]);
+        for d in widths {
+            let x: Vec<f32> = (0..d)
+                .map(|_| {
+                    let r = next();
+                    let m = (r & 0xffff) as f32 / 65536.0 + 0.5;
+                    let e = ((r >> 16) % 49) as i32 - 24;
+                    let sign = if r >> 31 == 1 { -1.0 } else { 1.0 };
+                    sign * m * 2f32.powi(e)
+                })
+                .collect();
+            // The output loop's whole groups (eight vectors each) of a row of width d.
+            let whole = d / 8 / 8;
+            for shift in [0.0, on_grid::<f32>(0.37), first_shift(Scalar, &x)] {
+                let alone = Scalar.isolated(ShiftedPass {
+                    x: &x,
+                    wide: &mut [],
+                    shift,
+                    request: None,
+                });
+                let beside = NextShifted { x: &x, shift };
+                for from in [whole, 0] {
+                    let mut state = beside.start(Scalar);
+                    for q in 0..from {
+                        beside.group(Scalar, &mut state, q);
+                    }
+                    let got = beside.finish(Scalar, state, from);
+                    assert_eq!(
+                        (got.0.to_bits(), got.1.to_bits()),
+                        (alone.0.to_bits(), alone.1.to_bits()),
+                        "d={d} shift={shift} groups in the loop {from}: {got:?} {alone:?}"
+                    );
+                }
+            }
+            let alone = Scalar.isolated(SquaresPass {
+                x: &x,
+                wide: &mut [],
+                request: None,
+            });
+            let beside = NextSquares { x: &x };
+            let mut state = beside.start(Scalar);
+            for q in 0..whole {
+                beside.group(Scalar, &mut state, q);
+            }
+            let got = beside.finish(Scalar, state, whole);
+            assert_eq!(got.to_bits(), alone.to_bits(), "d={d}: {got} {alone}");
+        }
     }
 
     /// Ordinary rows are done in one pass, including constant ones.
