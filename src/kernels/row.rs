@@ -228,6 +228,7 @@ struct NextRowSums<'a, S: Simd, T, F: Fold<S>> {
 const GROUPS_PER_BLOCK: usize = BLOCK_PAIRS / 4;
 
 impl<'a, S: Simd, T: Element, F: Fold<S>> NextRowSums<'a, S, T, F> {
+    #[inline(always)]
     fn new(x: &'a [T], f: F, init: F::Acc) -> Self {
         let (chunks, tail) = x.as_chunks::<8>();
         let (pairs, rest) = chunks.as_chunks::<2>();
