@@ -91,11 +91,15 @@ impl<S: Simd, F: Fold<S>> Sums<S, F> {
         }
     }
 
-    /// Folds a whole pair of prepared vectors into the block's accumulators.
+    /// Loads, prepares and folds a whole pair of vectors into the block's accumulators;
+    /// the prepared vectors.
     #[inline(always)]
-    fn pair(&mut self, s: S, f: &F, a: S::V, b: S::V) {
+    fn pair<T: Element>(&mut self, s: S, f: &F, p: &[[T; 8]; 2]) -> [S::V; 2] {
+        let a = f.prepare(s, T::load(s, &p[0]));
+        let b = f.prepare(s, T::load(s, &p[1]));
         self.part[0] = f.fold(s, self.part[0], a);
         self.part[1] = f.fold(s, self.part[1], b);
+        [a, b]
     }
 
     /// Adds the block's accumulators into the running ones and starts a fresh block.
@@ -146,11 +150,9 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
             .zip(wide_pairs.chunks_mut(BLOCK_PAIRS))
         {
             for (p, w) in block.iter().zip(wide_block.iter_mut()) {
-                let a = f.prepare(s, T::load(s, &p[0]));
-                let b = f.prepare(s, T::load(s, &p[1]));
+                let [a, b] = sums.pair(s, f, p);
                 w[0] = s.to_array(a);
                 w[1] = s.to_array(b);
-                sums.pair(s, f, a, b);
             }
             sums.close_block(s, f);
         }
@@ -178,9 +180,7 @@ fn reduce<S: Simd, T: Element, F: Fold<S>>(
                         s.prefetch(next.wrapping_add(pair * pair_bytes));
                     }
                 }
-                let a = f.prepare(s, T::load(s, &p[0]));
-                let b = f.prepare(s, T::load(s, &p[1]));
-                sums.pair(s, f, a, b);
+                sums.pair(s, f, p);
             }
             sums.close_block(s, f);
         }
@@ -248,9 +248,7 @@ impl<'a, S: Simd, T: Element, F: Fold<S>> NextRowSums<'a, S, T, F> {
     #[inline(always)]
     fn group(&mut self, s: S, q: usize) {
         for p in &self.quads[q] {
-            let a = self.f.prepare(s, T::load(s, &p[0]));
-            let b = self.f.prepare(s, T::load(s, &p[1]));
-            self.sums.pair(s, &self.f, a, b);
+            self.sums.pair(s, &self.f, p);
         }
         if (q + 1).is_multiple_of(GROUPS_PER_BLOCK) {
             self.sums.close_block(s, &self.f);
@@ -267,9 +265,7 @@ impl<'a, S: Simd, T: Element, F: Fold<S>> NextRowSums<'a, S, T, F> {
         }
         let f = &self.f;
         for p in self.pairs_after {
-            let a = f.prepare(s, T::load(s, &p[0]));
-            let b = f.prepare(s, T::load(s, &p[1]));
-            self.sums.pair(s, f, a, b);
+            self.sums.pair(s, f, p);
         }
         let pairs = 4 * self.quads.len() + self.pairs_after.len();
         if !pairs.is_multiple_of(BLOCK_PAIRS) {
