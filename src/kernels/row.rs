@@ -2229,6 +2229,94 @@ mod tests {
         }
     }
 
+    /// A row hands the next row its first statistics pass exactly where
+    /// [`fuses_next_statistics`] allows it (a next row, y cached, not widened once), equal
+    /// bit for bit to the pass alone on that row; and a row given such sums starts from
+    /// them: its own sums give its output alone, another row's sums change it. (The output
+    /// bits of a batch cannot show whether the pass ran beside: that is what this checks.)
+    #[test]
+    fn rows_hand_the_next_row_its_first_pass_where_the_rule_allows() {
+        let d = 1031;
+        let row = |k: usize| -> Vec<f32> {
+            (0..d)
+                .map(|i| ((i * 7919 + k * 101) % 1013) as f32 / 1013.0 - 0.3 + k as f32)
+                .collect()
+        };
+        let (x0, x1, x2) = (row(0), row(1), row(2));
+        for op in Op::ALL {
+            let params = |stream, widen_once| RowParams::<f64> {
+                op,
+                gamma: &[],
+                beta: &[],
+                eps: 1e-5,
+                stream,
+                widen_once,
+                params_max: narrow::ParamsMax::NONE,
+            };
+            let run = |p: &RowParams<'_, f64>, x: &[f32], next: &[f32], ahead| {
+                let mut y = vec![0.0f32; d];
+                let row = Row {
+                    x,
+                    next,
+                    after_next: &x2,
+                    y: &mut y,
+                };
+                let mut scratch = Scratch::default();
+                let handed = match op {
+                    Op::LayerNorm => layer_norm_row::<_, f32, f64, false, false>(
+                        Scalar,
+                        row,
+                        p,
+                        &mut scratch,
+                        ahead,
+                    ),
+                    Op::RmsNorm => rms_norm_row::<_, f32, f64, false, false>(
+                        Scalar,
+                        row,
+                        p,
+                        &mut scratch,
+                        ahead,
+                    ),
+                };
+                (handed.map(|a| format!("{a:?}")), y)
+            };
+            // The first pass alone on a row, as a row would hand it on.
+            let first_pass = |x: &[f32]| match op {
+                Op::LayerNorm => {
+                    let shift = first_shift(Scalar, x);
+                    let (sum, sum_sq) = Scalar.isolated(ShiftedPass {
+                        x,
+                        wide: &mut [],
+                        shift,
+                        request: None,
+                    });
+                    Ahead::Shifted { shift, sum, sum_sq }
+                }
+                Op::RmsNorm => Ahead::Squares(Scalar.isolated(SquaresPass {
+                    x,
+                    wide: &mut [],
+                    request: None,
+                })),
+            };
+            let cached = params(false, false);
+            let want = format!("{:?}", first_pass(&x1));
+            assert_eq!(run(&cached, &x0, &x1, None).0, Some(want), "{op}");
+            for (p, next, why) in [
+                (params(true, false), &x1[..], "y streamed"),
+                (params(false, true), &x1[..], "widened once"),
+                (params(false, false), &[][..], "no next row"),
+            ] {
+                assert_eq!(run(&p, &x0, next, None).0, None, "{op}: {why}");
+            }
+            let (_, alone) = run(&cached, &x1, &[], None);
+            let (_, own) = run(&cached, &x1, &[], Some(first_pass(&x1)));
+            let (_, other) = run(&cached, &x1, &[], Some(first_pass(&x0)));
+            let bits = |y: &[f32]| y.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&own), bits(&alone), "{op}");
+            assert_ne!(bits(&other), bits(&alone), "{op}");
+        }
+    }
+
     /// Ordinary rows are done in one pass, including constant ones.
     #[test]
     fn ordinary_rows_take_one_pass() {
