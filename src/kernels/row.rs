@@ -530,6 +530,18 @@ pub(crate) fn sum_of_squares<S: Simd, T: Element>(s: S, x: &[T]) -> f64 {
     })
 }
 
+/// Σ(x − c) and Σ(x − c)² of a row as LayerNorm's statistics pass alone takes them with
+/// shift c, widening nothing (for the tests).
+#[cfg(test)]
+fn shifted_sums<S: Simd, T: Element>(s: S, x: &[T], shift: f64) -> (f64, f64) {
+    s.isolated(ShiftedPass {
+        x,
+        wide: &mut [],
+        shift,
+        request: None,
+    })
+}
+
 /// The normalized value z of one vector, before γ and β: from x, or from t, x prepared by
 /// the statistics pass ([`Fold::prepare`]) and kept by rows widened once. Both give the same
 /// bits (z from x computes t first, the same way).
@@ -2199,12 +2211,7 @@ mod tests {
             // The output loop's whole groups (eight vectors each) of a row of width d.
             let whole = d / 8 / 8;
             for shift in [0.0, on_grid::<f32>(0.37), first_shift(Scalar, &x)] {
-                let alone = Scalar.isolated(ShiftedPass {
-                    x: &x,
-                    wide: &mut [],
-                    shift,
-                    request: None,
-                });
+                let alone = shifted_sums(Scalar, &x, shift);
                 let beside = NextShifted { x: &x, shift };
                 for from in [whole, 0] {
                     let mut state = beside.start(Scalar);
@@ -2219,11 +2226,7 @@ mod tests {
                     );
                 }
             }
-            let alone = Scalar.isolated(SquaresPass {
-                x: &x,
-                wide: &mut [],
-                request: None,
-            });
+            let alone = sum_of_squares(Scalar, &x);
             let beside = NextSquares { x: &x };
             let mut state = beside.start(Scalar);
             for q in 0..whole {
@@ -2289,19 +2292,10 @@ mod tests {
             let first_pass = |x: &[f32]| match op {
                 Op::LayerNorm => {
                     let shift = first_shift(Scalar, x);
-                    let (sum, sum_sq) = Scalar.isolated(ShiftedPass {
-                        x,
-                        wide: &mut [],
-                        shift,
-                        request: None,
-                    });
+                    let (sum, sum_sq) = shifted_sums(Scalar, x, shift);
                     Ahead::Shifted { shift, sum, sum_sq }
                 }
-                Op::RmsNorm => Ahead::Squares(Scalar.isolated(SquaresPass {
-                    x,
-                    wide: &mut [],
-                    request: None,
-                })),
+                Op::RmsNorm => Ahead::Squares(sum_of_squares(Scalar, x)),
             };
             let cached = params(false, false);
             let want = format!("{:?}", first_pass(&x1));
