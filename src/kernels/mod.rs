@@ -20,6 +20,8 @@
 //! ```
 
 pub mod bench;
+#[cfg(test)]
+mod boundaries;
 pub mod cpu;
 pub mod element;
 pub mod narrow;

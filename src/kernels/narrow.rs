@@ -952,6 +952,79 @@ mod tests {
         }
     }
 
+    /// [`uncertain_lane`]'s contract, checked exactly as `needs_exact`'s is (`row.rs`)
+    /// about every kind of rounding boundary of f16 and bf16 (`kernels::boundaries`), with
+    /// the tests of real rows (RMSNorm with and without γ and β, LayerNorm in its split
+    /// form), their floors raised to bounds from 2^-40 to 2^10 times a lane's distance to
+    /// its boundary:
+    /// - a lane it keeps rounds as every value within its bound fma(|y|, slope, floor),
+    ///   as the lane computes it in f32, does (`boundaries::bound_keeps_rounding`);
+    /// - it keeps every lane farther than 4 bounds from any boundary (its distance is at
+    ///   least half the true one), so it does not hand back lanes that cannot be wrong;
+    /// - it keeps no NaN or ±∞.
+    #[test]
+    fn uncertain_lane_keeps_only_lanes_their_bound_keeps_on_one_side() {
+        use super::{Centering, ParamsMax};
+        use crate::kernels::boundaries::{
+            bound_keeps_rounding, distance_to_boundary, points, BOUND_FACTORS,
+        };
+        use crate::kernels::row::CenteredStats;
+        fn check<T: Element>(seed: u64) -> (usize, usize) {
+            let (dt, format) = (T::DTYPE, T::NARROW.unwrap());
+            let rms = |gamma, beta| {
+                let params = ParamsMax { gamma, beta };
+                super::rms_norm(1.0, 16, params, format).unwrap().test
+            };
+            let stats = CenteredStats {
+                shift: 0.0,
+                mean_shifted: 3.0,
+                var: 2.0,
+                passes: 1,
+            };
+            let split =
+                super::layer_norm(&stats, 0.5f64.sqrt(), 4096, ParamsMax::NONE, format).unwrap();
+            assert!(matches!(split.centering, Centering::Split { .. }));
+            let (mut kept, mut total) = (0, 0);
+            for (y, m) in points::<T>(seed, 23) {
+                let y = y as f32;
+                let distance = distance_to_boundary::<T>(y as f64);
+                for base in [rms(1.0, 0.0), rms(4.0, 100.0), split.test] {
+                    for f in BOUND_FACTORS {
+                        let raised = (f * distance.unwrap_or(0.0)) as f32;
+                        let t = CertainTest {
+                            floor: base.floor.max(raised),
+                            ..base
+                        };
+                        let bound = y.abs().mul_add(t.slope, t.floor);
+                        total += 1;
+                        if !uncertain_lane(y, &t) {
+                            kept += 1;
+                            assert!(
+                                y.is_finite() && bound_keeps_rounding::<T>(y as f64, bound as f64),
+                                "{dt}: y = {y:e} kept with bound {bound:e} (boundary {m:e})"
+                            );
+                        }
+                        if distance.is_some_and(|d| d > 4.0 * bound as f64) {
+                            assert!(
+                                !uncertain_lane(y, &t),
+                                "{dt}: y = {y:e} handed back with bound {bound:e} (boundary {m:e})"
+                            );
+                        }
+                    }
+                }
+            }
+            (kept, total)
+        }
+        for (dt, (kept, total)) in [("f16", check::<f16>(21)), ("bf16", check::<bf16>(22))] {
+            // Both answers were given often: the exact check ran.
+            eprintln!("{dt}: {kept} of {total} kept");
+            assert!(
+                kept * 8 > total && kept * 4 < 3 * total,
+                "{dt}: {kept} of {total}"
+            );
+        }
+    }
+
     /// The distance to the lower binade's midpoints bounds the test too: just above 1, the
     /// nearest f16 midpoint is 1 − 2^-12 (2048 f32-ulps of 1 below), not 1 + 2^-11 (4096
     /// above), so a bound of 3000 ulps must report the lane; a bound of a few ulps keeps it,

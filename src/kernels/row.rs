@@ -2335,6 +2335,7 @@ mod tests {
 #[cfg(test)]
 mod bound_tests {
     use super::*;
+    use crate::dtype::exponent_of;
     use crate::kernels::simd::Scalar;
     use rug::{Float, Rational};
 
@@ -2374,14 +2375,19 @@ mod bound_tests {
         for v in x.iter_mut().step_by(7) {
             *v = mean as f32;
         }
-        let gamma: Vec<f32> = (0..d).map(|_| (0.5 + g.unit()) as f32).collect();
-        let beta: Vec<f32> = (0..d).map(|_| (g.unit() - 0.5) as f32).collect();
+        // γ and β of every size against z, so that outputs far above 1 test the bound's
+        // relative term (32u·|ŷ| exceeds 32u only there).
+        let scale = [1.0, 1024.0, 1.0 / 1024.0, 3e5][(trial / 8) % 4];
+        let gamma: Vec<f32> = (0..d).map(|_| ((0.5 + g.unit()) * scale) as f32).collect();
+        let beta: Vec<f32> = (0..d).map(|_| ((g.unit() - 0.5) * scale) as f32).collect();
         (x, gamma, beta)
     }
 
     /// ŷ's exact error never exceeds the bound of the test that judges it, on rows up to
-    /// d = 16384, both ops, where β cancels γ·z, where z ≈ 0, and with shift 0 at its
-    /// limit. (Measured: the error reaches 19 % of the bound on 40 rows, 13 % on 120 rows
+    /// d = 16384, both ops, where β cancels γ·z, where z ≈ 0, with shift 0 at its limit,
+    /// and with γ and β from about 2^-10 to 3e5 (a bound of 32u alone, whatever |ŷ|, fails
+    /// at 1024). (Measured: the error reaches 20 % of the bound on these 40 rows; before γ
+    /// and β were scaled, 19 % of the bound on 40 rows, 13 % on 120 rows
     /// with d up to 65536; 11 % and 12 % when z was ((x − c) − m)·r, two roundings after
     /// x − c. On 160 rows of these, 20 % with a shift, 17 % with shift 0, whose worst is
     /// the rows accepted next to m² = var.)
@@ -2389,7 +2395,7 @@ mod bound_tests {
     fn the_bound_covers_the_error_of_the_f64_value() {
         let mut g = Lcg(7);
         let eps = 1e-5f32;
-        let mut zero_shift_rows = 0;
+        let (mut zero_shift_rows, mut worst) = (0, 0f64);
         for trial in 0..40 {
             let d = [64usize, 333, 1024, 4096, 16384][trial % 5];
             let (x, gamma, mut beta) = row(&mut g, trial, d);
@@ -2439,6 +2445,7 @@ mod bound_tests {
                     let exact = z * gamma[i] + beta[i];
                     let err = (Float::with_val(300, y[i]) - exact).abs().to_f64();
                     let bound = size[i].mul_add(RELATIVE, floor[i]);
+                    worst = worst.max(err / bound);
                     assert!(
                         err <= bound,
                         "{op} d={d} trial {trial} lane {i}: error {err:e} > bound {bound:e} (ŷ = {:e})",
@@ -2447,8 +2454,142 @@ mod bound_tests {
                 }
             }
         }
+        eprintln!("the largest error took {worst:.3} of its bound");
         // The five rows that start ±3σ, and some of those with offset 0, 0.5 and −0.9.
         assert!(zero_shift_rows >= 6, "{zero_shift_rows} rows with shift 0");
+    }
+
+    /// [`needs_exact`]'s contract, checked exactly about every kind of rounding boundary of
+    /// the three formats (`kernels::boundaries`), at distances from 0 to well past half an
+    /// interval, with bounds from 0 to 2^10 times the distance, made of either term or both:
+    /// - a lane it clears rounds as every value within its bound does
+    ///   (`boundaries::bound_keeps_rounding`: both ends of [ŷ − E, ŷ + E], exactly);
+    /// - it clears every lane farther than 4·E from any boundary (its distance is at least
+    ///   half the true one; see its comment): it does not send lanes that cannot be wrong
+    ///   to the exact reference;
+    /// - it clears non-finite lanes (their row's statistics were finite: NaN in γ or β).
+    #[test]
+    fn needs_exact_clears_only_lanes_their_bound_keeps_on_one_side() {
+        use crate::kernels::boundaries::{
+            bound_keeps_rounding, distance_to_boundary, points, BOUND_FACTORS,
+        };
+        fn check<T: Element>(seed: u64) -> (usize, usize) {
+            let dt = T::DTYPE;
+            let (mut cleared, mut total) = (0, 0);
+            for (y, m) in points::<T>(seed, 52) {
+                let distance = distance_to_boundary::<T>(y);
+                // Beyond the overflow threshold, multiples of y's f64 spacing.
+                let scale = distance
+                    .unwrap_or(pow2(exponent_of(y) - 52))
+                    .max(f64::MIN_POSITIVE);
+                for e in BOUND_FACTORS.map(|f| f * scale) {
+                    let halves = (e / RELATIVE / 2.0, e / 2.0);
+                    for (size, floor) in [(0.0, e), (e / RELATIVE, 0.0), halves] {
+                        let bound = size.mul_add(RELATIVE, floor);
+                        total += 1;
+                        if !needs_exact::<T>(y, size, floor) {
+                            cleared += 1;
+                            assert!(
+                                bound_keeps_rounding::<T>(y, bound),
+                                "{dt}: y = {y:e} cleared with bound {bound:e} (boundary {m:e})"
+                            );
+                        }
+                    }
+                    if distance.is_some_and(|d| d > 4.0 * e) {
+                        assert!(
+                            !needs_exact::<T>(y, 0.0, e),
+                            "{dt}: y = {y:e} sent to the exact reference with bound {e:e} (boundary {m:e})"
+                        );
+                    }
+                }
+            }
+            for y in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                assert!(!needs_exact::<T>(y, 1.0, 1.0), "{dt}: {y}");
+            }
+            (cleared, total)
+        }
+        for (dt, (cleared, total)) in [
+            ("f32", check::<f32>(11)),
+            ("f16", check::<half::f16>(12)),
+            ("bf16", check::<half::bf16>(13)),
+        ] {
+            // Both answers were given often: the exact check ran.
+            eprintln!("{dt}: {cleared} of {total} cleared");
+            assert!(
+                cleared * 8 > total && cleared * 4 < 3 * total,
+                "{dt}: {cleared} of {total}"
+            );
+        }
+    }
+
+    /// The vector filter a row's [`CheckConstants`] build (window W from [`window`],
+    /// threshold from [`covered_from`]) clears only lanes that [`needs_exact`] clears with
+    /// the largest bound any lane of the call can have (size |ŷ| + max|β|, floor
+    /// max|γ|·absolute): lanes W − 2 to 4W f64-ulps from a boundary, at magnitudes about
+    /// the threshold, for RMSNorm (absolute 0) and LayerNorm, with and without large γ and
+    /// β. And it is not far wider than it has to be: W is what `window`'s comment derives
+    /// (2^16, 2^23, 2^24), and its threshold within a factor 2 of floor/(W·u).
+    #[test]
+    fn the_filter_clears_only_lanes_the_test_clears() {
+        fn check<T: Element>(g: &mut Lcg, window_bits: u32) -> usize {
+            let dt = T::DTYPE;
+            let w = window(T::HALF_ULP_BIT);
+            assert_eq!(w, 1 << window_bits, "{dt}");
+            let mut passed = 0;
+            for absolute in [0.0, 1e-16, 1e-12, 1e-6] {
+                for (gamma, beta) in [(1.0, 0.0), (1.0, 1.0), (1e3, 1e4), (0.01, 3.0)] {
+                    let params = narrow::ParamsMax { gamma, beta };
+                    let c = CheckConstants::new::<T>(absolute, params);
+                    let floor = RELATIVE * beta + gamma * absolute;
+                    let small = c.filter.small;
+                    let least = pow2(dt.emin());
+                    assert!(small >= least, "{dt}");
+                    assert!(
+                        small <= (2.0 * floor / ((w - 64) as f64 * U)).max(least),
+                        "{dt}: threshold {small:e} for floor {floor:e}"
+                    );
+                    let magnitudes = [1.0, 1.0 + 2f64.powi(-40), 1.5, 2.0, 1e3]
+                        .map(|k| k * small)
+                        .into_iter()
+                        .chain([1.0, 3.7e4].map(|v| v * (1.0 + g.unit())));
+                    for magnitude in magnitudes {
+                        if magnitude >= dt.max_finite() {
+                            continue;
+                        }
+                        // The boundary just above: the midpoint of magnitude's interval.
+                        let r = dt.to_f64(dt.round_f64(magnitude));
+                        let up = dt.to_f64(dt.next_up(dt.round_f64(magnitude)));
+                        let m = (r + up) / 2.0;
+                        let ulp = pow2(exponent_of(m) - 52);
+                        for k in [w - 2, w - 1, w, w + 1, 2 * w, 4 * w] {
+                            for y in [m - k as f64 * ulp, m + k as f64 * ulp] {
+                                for y in [y, -y] {
+                                    if near_lane(y, &c.filter) {
+                                        continue;
+                                    }
+                                    passed += 1;
+                                    assert!(
+                                        !needs_exact::<T>(y, y.abs() + beta, gamma * absolute),
+                                        "{dt}: y = {y:e} passed the filter (absolute {absolute:e}, γ {gamma:e}, β {beta:e})"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            passed
+        }
+        use crate::kernels::simd::near_lane;
+        let mut g = Lcg(13);
+        for (dt, passed) in [
+            ("f32", check::<f32>(&mut g, 16)),
+            ("f16", check::<half::f16>(&mut g, 23)),
+            ("bf16", check::<half::bf16>(&mut g, 24)),
+        ] {
+            eprintln!("{dt}: {passed} lanes passed the filter");
+            assert!(passed > 100, "{dt}: {passed}");
+        }
     }
 
     /// ŷ and the bound's two terms for every whole vector of a row (γ, β as f32), after
