@@ -1013,6 +1013,10 @@ mod tests {
                     }
                 }
             }
+            for y in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                let t = rms(1.0, 0.0);
+                assert!(uncertain_lane(y, &t), "{dt}: {y}");
+            }
             (kept, total)
         }
         for (dt, (kept, total)) in [("f16", check::<f16>(21)), ("bf16", check::<bf16>(22))] {
