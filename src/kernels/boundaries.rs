@@ -24,11 +24,11 @@ pub(crate) const BOUND_FACTORS: [f64; 9] = [
     1024.0,
 ];
 
-/// The rounding boundaries of `T` (every midpoint of the three formats, and their overflow
-/// thresholds, are f32 numbers, so f64 ones) about every kind of place: midpoints in
-/// random binades, in the first and the last interval of a binade (whose neighbours are
-/// the binade's edge and the other binade's first midpoint), the subnormal grid's first,
-/// second, last and a random midpoint, the overflow threshold; both signs.
+/// The rounding boundaries of `T` about every kind of place: midpoints in random binades
+/// and in the first and the last interval of a binade (beside its edges, past which the
+/// next boundary is the other binade's, half or twice as far), the subnormal grid's first,
+/// second, last and a random midpoint, the overflow threshold; both signs. Each is an f64
+/// number (those of f16 and bf16 f32 numbers too).
 fn boundaries<T: Element>(rng: &mut impl RngCore) -> Vec<f64> {
     let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     let dt = T::DTYPE;
