@@ -4,9 +4,9 @@
 //! value within its bound does.
 
 use super::element::Element;
-use crate::dtype::{exponent_of, pow2};
+use crate::cases::rng::Rng;
+use crate::dtype::{pow2, Dtype};
 use crate::exact::slow::round_rational;
-use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rug::Rational;
 
 /// Bounds the tests are given, as multiples of a lane's distance to its nearest boundary:
@@ -29,42 +29,42 @@ pub(crate) const BOUND_FACTORS: [f64; 9] = [
 /// next boundary is the other binade's, half or twice as far), the subnormal grid's first,
 /// second, last and a random midpoint, the overflow threshold; both signs. Each is an f64
 /// number (those of f16 and bf16 f32 numbers too).
-fn boundaries<T: Element>(rng: &mut impl RngCore) -> Vec<f64> {
-    let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+fn boundaries<T: Element>(rng: &mut Rng) -> Vec<f64> {
     let dt = T::DTYPE;
     let p = T::PRECISION as i32;
     let top = (1u64 << (p - 1)) - 1;
     let mut at = Vec::new();
     for _ in 0..12 {
-        let e = dt.emin() + (unit() * (dt.emax() - dt.emin()) as f64) as i32;
-        let k = (unit() * top as f64) as u64;
+        let e = dt.emin() + rng.below((dt.emax() - dt.emin()) as usize) as i32;
+        let k = rng.below(top as usize) as u64;
         for k in [0, k, top] {
             // The midpoint (2^(p−1) + k + ½)·2^(e−p+1), of the interval k above 2^e.
             at.push(((1u64 << (p - 1)) + k) as f64 * pow2(e - p + 1) + pow2(e - p));
         }
     }
     let s = dt.min_positive_subnormal();
-    for k in [0, 1, (unit() * top as f64) as u64, top] {
+    for k in [0, 1, rng.below(top as usize) as u64, top] {
         at.push((k as f64 + 0.5) * s);
     }
-    at.push(dt.max_finite() + dt.ulp_at(dt.max_finite()) / 2.0);
+    // The overflow threshold: the midpoint of the largest finite value and ∞.
+    at.push(dt.midpoint(dt.next_down(dt.inf_bits()), dt.inf_bits()));
     at.iter().flat_map(|&m| [m, -m]).collect()
 }
 
 /// Points about every boundary of `T` (`boundaries`, seeded), each with its boundary m: m
-/// itself, and m ± 2^j and m + (a random multiple in [2^j, 2^(j+1))) units of
-/// 2^(exponent of m − `significand_bits`) (the spacing of f64 about m where
-/// `significand_bits` = 52, of f32 where 23), for j from 0 to three past T's half-ulp in
-/// those units: from on the boundary to well into the next interval.
-pub(crate) fn points<T: Element>(seed: u64, significand_bits: i32) -> Vec<(f64, f64)> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let half_ulp_bit = significand_bits - T::PRECISION as i32;
+/// itself, and m ± 2^j and m + (a random multiple in [2^j, 2^(j+1))) units of `grid`'s
+/// spacing about m (`grid`: the format the test computes y in, f64 or f32), for j from 0
+/// to three past T's half-ulp in those units: from on the boundary to well into the next
+/// interval.
+pub(crate) fn points<T: Element>(seed: u64, grid: Dtype) -> Vec<(f64, f64)> {
+    let mut rng = Rng::new(seed, 0);
+    let half_ulp_bit = grid.precision() - 1 - T::PRECISION as i32;
     let mut points = Vec::new();
     for m in boundaries::<T>(&mut rng) {
-        let unit = pow2(exponent_of(m) - significand_bits);
+        let unit = grid.ulp_at(m);
         points.push((m, m));
         for j in 0..=half_ulp_bit + 3 {
-            let random = 1.0 + (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let random = 1.0 + rng.uniform();
             for k in [1.0, -1.0, random] {
                 points.push((m + k * pow2(j) * unit, m));
             }
@@ -101,4 +101,14 @@ pub(crate) fn bound_keeps_rounding<T: Element>(y: f64, bound: f64) -> bool {
     [Rational::from(&y - &bound), y + bound]
         .iter()
         .all(|end| round_rational(T::DTYPE, end).0 == rounded)
+}
+
+/// The checks above ran: a certainty test judged `total` cases of `dt` and gave each answer
+/// often, clearing (keeping) at least an eighth of them and at most three quarters.
+pub(crate) fn assert_both_answers_given(dt: &str, cleared: usize, total: usize) {
+    eprintln!("{dt}: {cleared} of {total} cleared");
+    assert!(
+        cleared * 8 > total && cleared * 4 < 3 * total,
+        "{dt}: {cleared} of {total}"
+    );
 }
