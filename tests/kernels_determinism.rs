@@ -64,7 +64,10 @@ fn check_dtype<T: Element>() {
         (23, 8),
         (19, 9),
         (13, 100),
+        // On Zen 4 with AVX-512, bf16's f32 path (from 1024) and f16's (from 2048); the
+        // f64 path elsewhere.
         (11, 1027),
+        (5, 2053),
         // The 16-bit formats' f32 path on AVX-512, their f64 path elsewhere: the same bits.
         (3, 4099),
         // Wider than 16384: the 16-bit formats' f32 path.

@@ -1,7 +1,7 @@
 //! The native kernels' internal paths give the same bits: γ and β read as given (a single
 //! row, f32 rows of 8192 or more, 16-bit rows on the f32 path) or widened to f64
 //! (everything else), 16-bit rows widened once or on the f32 path (from 4096 on AVX-512,
-//! wider than 16384 elsewhere),
+//! on Zen 4 bf16 from 1024 and f16 from 2048, wider than 16384 elsewhere),
 //! the output loop's cache-line groups and partial tail, and the second look at reported
 //! lanes wherever they fall in a row.
 
@@ -16,10 +16,10 @@ use normoracle::problem::Op;
 /// Widths around every boundary of the output loop (vectors of 8, cache lines of 2 or 4
 /// vectors, flags read 8 vectors at a time) and of the widening decisions (f32 γ/β as given
 /// from 8192, f32 single rows widened once up to 16384, 16-bit rows on the f32 path from
-/// 4096 on AVX-512 and beyond 16384 elsewhere).
-const WIDTHS: [usize; 21] = [
-    1, 7, 8, 9, 15, 17, 31, 33, 63, 64, 65, 71, 100, 4095, 4096, 4097, 8191, 8192, 16384, 16385,
-    16393,
+/// 4096 on AVX-512 (on Zen 4 bf16 from 1024, f16 from 2048) and beyond 16384 elsewhere).
+const WIDTHS: [usize; 25] = [
+    1, 7, 8, 9, 15, 17, 31, 33, 63, 64, 65, 71, 100, 1023, 1024, 2047, 2048, 4095, 4096, 4097,
+    8191, 8192, 16384, 16385, 16393,
 ];
 
 fn run<T: Element>(op: Op, x: &[T], d: usize, params: Params<'_, T>, isa: Isa) -> Vec<u64> {

@@ -5,6 +5,44 @@
 /// Intel's vendor string.
 pub const INTEL: &str = "GenuineIntel";
 
+/// AMD's vendor string.
+pub const AMD: &str = "AuthenticAMD";
+
+/// The kinds of CPU on which the kernels' defaults were measured to differ: the store
+/// policy (`streams_by_default`) and the width from which the 16-bit formats take the f32
+/// path (`narrow::applies`). No output bit depends on the class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Intel's CPUs other than the Skylake server cores.
+    Intel,
+    /// Intel's Skylake server cores (family 6, model 85: Skylake-SP, Cascade Lake, Cooper
+    /// Lake).
+    SkylakeServer,
+    /// AMD's family 25: Zen 3 and Zen 4. Of the two only Zen 4 has AVX-512, which it runs
+    /// on 256-bit pipes.
+    AmdFamily25,
+    /// Every other CPU: AMD's other families, other makers, and CPUs that are not x86-64.
+    Other,
+}
+
+impl Class {
+    /// The class of a CPU with this vendor string and signature (family, model, stepping:
+    /// [`signature`]); `None` where there is none (off x86-64).
+    pub(crate) fn of(vendor: Option<&str>, signature: Option<(u32, u32, u32)>) -> Class {
+        match (vendor, signature) {
+            (Some(INTEL), Some((6, 85, _))) => Class::SkylakeServer,
+            (Some(INTEL), _) => Class::Intel,
+            (Some(AMD), Some((25, _, _))) => Class::AmdFamily25,
+            _ => Class::Other,
+        }
+    }
+
+    /// This CPU's class, from CPUID's vendor string and signature.
+    pub(crate) fn detect() -> Class {
+        Class::of(vendor(), this_signature())
+    }
+}
+
 /// The text CPUID returns in registers (the vendor and brand strings), in their order.
 fn text_of(registers: &[u32]) -> String {
     let bytes: Vec<u8> = registers.iter().flat_map(|r| r.to_le_bytes()).collect();
@@ -127,7 +165,7 @@ pub(crate) fn cpuinfo_field(name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cpuinfo_field, describe, signature, this_signature};
+    use super::{cpuinfo_field, describe, signature, this_signature, Class, AMD, INTEL};
 
     /// Signatures of known CPUs: the extended model counts on Intel's family 6 and AMD's
     /// families from 15, the extended family where the family is 15.
@@ -165,5 +203,47 @@ mod tests {
             text.contains(" family ") && text.contains(" model "),
             "{text}"
         );
+    }
+
+    /// The Skylake server cores are Intel's family 6 model 85, whatever the stepping
+    /// (Skylake-SP 4, Cascade Lake 7, Cooper Lake 11); not Emerald Rapids, not another
+    /// maker's model 85, not a CPU that is not x86-64. AMD's family 25 (Zen 3: model 1;
+    /// Zen 4: 17, 97) is a class of its own, whatever the model; AMD's other families are not.
+    #[test]
+    fn classes_follow_vendor_family_and_model() {
+        use Class::{AmdFamily25, Intel, Other, SkylakeServer};
+        let (intel, amd) = (Some(INTEL), Some(AMD));
+        for stepping in [4, 7, 11] {
+            assert_eq!(Class::of(intel, Some((6, 85, stepping))), SkylakeServer);
+        }
+        assert_eq!(Class::of(intel, Some((6, 207, 2))), Intel);
+        assert_eq!(Class::of(intel, Some((6, 86, 4))), Intel);
+        assert_eq!(Class::of(intel, Some((15, 85, 4))), Intel);
+        assert_eq!(Class::of(amd, Some((6, 85, 7))), Other);
+        for model in [1, 17, 97] {
+            assert_eq!(Class::of(amd, Some((25, model, 1))), AmdFamily25);
+        }
+        assert_eq!(Class::of(amd, Some((26, 17, 0))), Other);
+        assert_eq!(Class::of(amd, Some((23, 49, 0))), Other);
+        assert_eq!(Class::of(intel, Some((25, 17, 1))), Intel);
+        assert_eq!(Class::of(None, Some((25, 17, 1))), Other);
+        assert_eq!(Class::of(None, None), Other);
+        assert_eq!(Class::of(intel, None), Intel);
+        assert_eq!(Class::of(amd, None), Other);
+    }
+
+    /// The class follows CPUID's vendor string and signature, as /proc/cpuinfo gives them
+    /// where there is one.
+    #[test]
+    fn the_class_matches_cpuinfo() {
+        let Some(vendor) = cpuinfo_field("vendor_id") else {
+            return;
+        };
+        let number = |name| cpuinfo_field(name).and_then(|v| v.parse::<u32>().ok());
+        // The stepping does not enter the class.
+        let signature = number("cpu family")
+            .zip(number("model"))
+            .map(|(family, model)| (family, model, 0));
+        assert_eq!(Class::detect(), Class::of(Some(&vendor), signature));
     }
 }

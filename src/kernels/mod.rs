@@ -4,8 +4,8 @@
 //! * One generic row routine (`row`) over a vector of eight f64 lanes (`simd`) and a
 //!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
 //!   portable scalar code.
-//! * f16 and bf16 rows of 4096 values or more on AVX-512 (wider than 16384 elsewhere)
-//!   compute their output in f32 (`narrow`), keeping each value only where an error bound
+//! * f16 and bf16 rows of 4096 values or more on AVX-512 (on Zen 4 bf16 from 1024, f16
+//!   from 2048; wider than 16384 elsewhere) compute their output in f32 (`narrow`), keeping each value only where an error bound
 //!   proves it the correct rounding, and computing the others again on the f64 path.
 //! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
 //!   depend on the instruction set, the thread count or how rows are split among threads.
@@ -207,35 +207,6 @@ pub struct Options {
 /// cached anyway, and streaming saves reading every output line before writing it.
 pub const STREAM_MIN_BYTES: usize = 24 << 20;
 
-/// The kinds of CPU whose caches the default store policy was measured on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StoreClass {
-    /// Intel's CPUs other than the Skylake server cores.
-    Intel,
-    /// Intel's Skylake server cores (family 6, model 85: Skylake-SP, Cascade Lake, Cooper
-    /// Lake).
-    SkylakeServer,
-    /// AMD, and every CPU that is not x86-64.
-    Other,
-}
-
-impl StoreClass {
-    /// The class of a CPU with this vendor string and signature (family, model, stepping:
-    /// [`cpu::signature`]); `None` where there is none (off x86-64).
-    fn of(vendor: Option<&str>, signature: Option<(u32, u32, u32)>) -> StoreClass {
-        match (vendor, signature) {
-            (Some(cpu::INTEL), Some((6, 85, _))) => StoreClass::SkylakeServer,
-            (Some(cpu::INTEL), _) => StoreClass::Intel,
-            _ => StoreClass::Other,
-        }
-    }
-
-    /// This CPU's class, from CPUID's vendor string and signature.
-    fn detect() -> StoreClass {
-        StoreClass::of(cpu::vendor(), cpu::this_signature())
-    }
-}
-
 /// Whether y is streamed when [`Options::stream`] is `None`: outputs of at least
 /// [`STREAM_MIN_BYTES`], in f32 on every CPU but the Skylake server cores, and in the
 /// 16-bit formats on Intel's other than those.
@@ -252,7 +223,12 @@ impl StoreClass {
 /// this rule against the one before, a second series: 0.81–0.97 in the same eight cases).
 /// f32 measured even either way on Zen 3 (0.98 at 4096 × 4096, 1.04 at 16384 × 1024) and
 /// much faster streamed on the Xeon (LayerNorm about 0.7 of the cached stores' time), so
-/// it streams on both.
+/// it streams on both. On Zen 4 (a 2-vCPU EPYC, family 25 model 17, `native-avx512bf16`;
+/// `benches/ab.py`, `--stream off` against `on`, ten rounds, 2 threads, streamed over
+/// cached, 4096 × 4096, 16384 × 1024, 2048 × 8192) f32 gained again (LayerNorm 0.81, 0.82,
+/// 0.82; RMSNorm 0.78, 0.80, 0.77) and the 16-bit formats did not (LayerNorm f16 1.01,
+/// 0.93, 1.35, bf16 0.98, 0.88, 0.92; RMSNorm f16 1.00, 1.15, 0.95, bf16 1.04, 1.05,
+/// 0.94), so AMD's family 25 keeps Zen 3's rule.
 ///
 /// On a Cascade Lake Xeon (2 vCPUs, L3 36 MiB; `bench --stream on|off` alternated, eight
 /// rounds, 2 threads, medians of the paired ratios, cached over streamed) streaming lost
@@ -265,12 +241,12 @@ impl StoreClass {
 /// memory controller, across the mesh, so that one core's streamed writes are slow; with
 /// many cores writing at once streaming may pay again, which two vCPUs could not test.)
 /// So these cores store through the caches. No output bit depends on any of this.
-fn streams_by_default(dtype: Dtype, layout: Layout, class: StoreClass) -> bool {
+fn streams_by_default(dtype: Dtype, layout: Layout, class: cpu::Class) -> bool {
     let bytes = layout.rows * layout.d * (dtype.bits() as usize / 8);
     let streams = match class {
-        StoreClass::Intel => true,
-        StoreClass::SkylakeServer => false,
-        StoreClass::Other => dtype == Dtype::F32,
+        cpu::Class::Intel => true,
+        cpu::Class::SkylakeServer => false,
+        cpu::Class::AmdFamily25 | cpu::Class::Other => dtype == Dtype::F32,
     };
     bytes >= STREAM_MIN_BYTES && streams
 }
@@ -286,10 +262,8 @@ const F32_PARAMS_MIN_D: usize = 8192;
 /// widened to f64 once per call (see [`normalize`]): single rows, f32 rows of at least
 /// [`F32_PARAMS_MIN_D`], and the 16-bit formats' rows that take the f32 path ([`narrow`]),
 /// which loads them in the lane order of x (`Element::elements16`).
-fn params_as_given<T: Element>(layout: Layout, token: Token) -> bool {
-    layout.rows == 1
-        || layout.d >= F32_PARAMS_MIN_D
-        || narrow::path_format::<T>(layout.d, token.f32x16_one_register()).is_some()
+fn params_as_given(layout: Layout, f32_path: bool) -> bool {
+    layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D || f32_path
 }
 
 /// LayerNorm or RMSNorm of every row of `x` into `y` (see [`Layout`], [`Params`],
@@ -341,14 +315,25 @@ pub fn normalize<'a, T: Element>(
     // max |γ| and |β|, once per call: the f64 path's certainty filter (and the f32 path's
     // bound) take them as bounds of every lane's.
     let params_max = token.vectorize(ParamsMaxOf(params));
-    if params_as_given::<T>(layout, token) {
+    // Whether the rows take the 16-bit formats' f32 path: a property of d, the format, the
+    // instruction set and the CPU, never of the batch (see `narrow::applies`).
+    let class = cpu::Class::detect();
+    let f32_path = narrow::path_format::<T>(layout.d, token.f32x16_one_register(), class).is_some();
+    let call = Call {
+        op,
+        layout,
+        options,
+        class,
+        f32_path,
+    };
+    if params_as_given(layout, f32_path) {
         let params = RowsParams {
             gamma: params.gamma.unwrap_or(&[]),
             beta: params.beta.unwrap_or(&[]),
             eps: params.eps,
             params_max,
         };
-        run_rows(token, op, x, y, layout, params, options);
+        run_rows(token, call, x, y, params);
         return Ok(());
     }
     let widen = |p: Option<&[T]>| p.map(|v| token.vectorize(Widen(v)));
@@ -362,7 +347,7 @@ pub fn normalize<'a, T: Element>(
         eps: params.eps,
         params_max,
     };
-    run_rows(token, op, x, y, layout, params, options);
+    run_rows(token, call, x, y, params);
     Ok(())
 }
 
@@ -395,26 +380,43 @@ impl<T: Element> Vectorized for ParamsMaxOf<'_, T> {
     }
 }
 
+/// What [`normalize`] settles once for every row of a call.
+#[derive(Clone, Copy)]
+struct Call {
+    op: Op,
+    layout: Layout,
+    options: Options,
+    /// This CPU's class (the default store policy depends on it).
+    class: cpu::Class,
+    /// Whether the rows take the 16-bit formats' f32 path (never for f32 rows).
+    f32_path: bool,
+}
+
 /// Every row, on rayon's pool when there are several tasks.
 fn run_rows<T: Element, P: row::Param>(
     token: Token,
-    op: Op,
+    call: Call,
     x: &[T],
     y: &mut [T],
-    layout: Layout,
     params: RowsParams<'_, P>,
-    options: Options,
 ) {
+    let Call {
+        op,
+        layout,
+        options,
+        class,
+        f32_path,
+    } = call;
     let rows_per_task = options
         .rows_per_task
         .unwrap_or_else(|| (VALUES_PER_TASK / layout.d).max(1))
         .max(1);
     let stream = options
         .stream
-        .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, StoreClass::detect()));
+        .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, class));
     let single_task = rows_per_task >= layout.rows;
     // The 16-bit formats' rows are widened once where they take the f64 path (where
-    // `narrow::applies` does not; the others take the f32 path, which reads x itself, and
+    // `f32_path` is false; the others take the f32 path, which reads x itself, and
     // its rows that may not take it, rarely, convert x again). f32 rows only in
     // a LayerNorm of a single row, where reading the f64 row back beats converting x again
     // (1 × 4096 2.10 → 1.82 µs). Elsewhere converting x again was faster: rows streamed
@@ -426,7 +428,7 @@ fn run_rows<T: Element, P: row::Param>(
     // on Zen 4, 16 × 1024 had gained from widening (8.5 → 6.8 µs); here it is even.
     // (A single row is always a single task: rows_per_task ≥ 1.)
     let widen_once = match T::NARROW {
-        Some(_) => !narrow::applies(layout.d, token.f32x16_one_register()),
+        Some(_) => !f32_path,
         None => op == Op::LayerNorm && layout.rows == 1,
     };
     let task = |first_row: usize, y_rows: &mut [T]| {
@@ -438,6 +440,7 @@ fn run_rows<T: Element, P: row::Param>(
             params,
             stream,
             widen_once,
+            f32_path,
         };
         token.vectorize(rows);
     };
@@ -493,6 +496,8 @@ struct Rows<'a, T, P> {
     stream: bool,
     /// See `run_rows`.
     widen_once: bool,
+    /// See [`Call`].
+    f32_path: bool,
 }
 
 impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
@@ -520,6 +525,7 @@ impl<T: Element, P: row::Param> Rows<'_, T, P> {
             eps: self.params.eps,
             stream: self.stream,
             widen_once: self.widen_once,
+            f32_path: self.f32_path,
             params_max: self.params.params_max,
         };
         // Buffers kept by each thread from call to call: no allocation, no zeroing.
@@ -692,19 +698,34 @@ mod tests {
     /// smaller outputs never.
     #[test]
     fn large_outputs_stream_by_default_by_format_and_cpu() {
-        use StoreClass::{Intel, Other, SkylakeServer};
+        use cpu::Class::{AmdFamily25, Intel, Other, SkylakeServer};
         for (dtype, classes) in [
             (
                 Dtype::F32,
-                [(Intel, true), (SkylakeServer, false), (Other, true)],
+                [
+                    (Intel, true),
+                    (SkylakeServer, false),
+                    (AmdFamily25, true),
+                    (Other, true),
+                ],
             ),
             (
                 Dtype::F16,
-                [(Intel, true), (SkylakeServer, false), (Other, false)],
+                [
+                    (Intel, true),
+                    (SkylakeServer, false),
+                    (AmdFamily25, false),
+                    (Other, false),
+                ],
             ),
             (
                 Dtype::BF16,
-                [(Intel, true), (SkylakeServer, false), (Other, false)],
+                [
+                    (Intel, true),
+                    (SkylakeServer, false),
+                    (AmdFamily25, false),
+                    (Other, false),
+                ],
             ),
         ] {
             let bytes = dtype.bits() as usize / 8;
@@ -729,47 +750,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// The Skylake server cores are Intel's family 6 model 85, whatever the stepping
-    /// (Skylake-SP 4, Cascade Lake 7, Cooper Lake 11); not Emerald Rapids, not another
-    /// maker's model 85, not a CPU that is not x86-64.
-    #[test]
-    fn skylake_server_cores_are_intel_family_6_model_85() {
-        use StoreClass::{Intel, Other, SkylakeServer};
-        let intel = Some(cpu::INTEL);
-        for stepping in [4, 7, 11] {
-            assert_eq!(
-                StoreClass::of(intel, Some((6, 85, stepping))),
-                SkylakeServer
-            );
-        }
-        assert_eq!(StoreClass::of(intel, Some((6, 207, 2))), Intel);
-        assert_eq!(StoreClass::of(intel, Some((6, 86, 4))), Intel);
-        assert_eq!(StoreClass::of(intel, Some((15, 85, 4))), Intel);
-        assert_eq!(
-            StoreClass::of(Some("AuthenticAMD"), Some((6, 85, 7))),
-            Other
-        );
-        assert_eq!(StoreClass::of(None, None), Other);
-        assert_eq!(StoreClass::of(intel, None), Intel);
-    }
-
-    /// The class follows CPUID's vendor string and signature, as /proc/cpuinfo gives them
-    /// where there is one.
-    #[test]
-    fn store_class_matches_cpuinfo() {
-        let Some(vendor) = cpu::cpuinfo_field("vendor_id") else {
-            return;
-        };
-        let number = |name| cpu::cpuinfo_field(name).and_then(|v| v.parse::<u32>().ok());
-        // The stepping does not enter the class.
-        let signature = number("cpu family")
-            .zip(number("model"))
-            .map(|(family, model)| (family, model, 0));
-        assert_eq!(
-            StoreClass::detect(),
-            StoreClass::of(Some(&vendor), signature)
-        );
     }
 }

@@ -69,10 +69,12 @@
 //! the largest error took 0.69 of its bound in f16, 0.61 in bf16), and that ordinary rows
 //! keep nearly every lane on the f32 path.
 
+use super::cpu;
 use super::element::Element;
 use super::row::{affine, CenteredStats, Normalize, Param, RowConstants, WIDEN_MAX_D};
 use super::simd::{CertainTest, Simd};
 use super::Vectorized;
+use crate::dtype::Dtype;
 
 /// What the f32 path needs of a 16-bit format.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,15 +87,13 @@ pub struct NarrowFormat {
 }
 
 /// The narrowest rows that take the f32 path (where the row allows it) on AVX-512, whose
-/// sixteen f32 lanes are one register; elsewhere rows wider than [`WIDEN_MAX_D`] do.
+/// sixteen f32 lanes are one register, on most CPUs ([`min_d`] gives the exceptions);
+/// elsewhere rows wider than [`WIDEN_MAX_D`] do.
 pub(crate) const NARROW_MIN_D: usize = 4096;
 
-/// Whether rows of width d take the f32 path (where the row allows it), on an instruction
-/// set whose sixteen f32 lanes are one register (`f32x16_one_register`: AVX-512) or not.
-/// A property of d and the instruction set alone, so that the path a row takes does not
-/// depend on the batch it comes in (the output bits depend on neither: both paths write
-/// the correct rounding; `tests/kernels_determinism.rs` compares them across instruction
-/// sets).
+/// The narrowest rows of `format` that take the f32 path on AVX-512 on a CPU of `class`:
+/// [`NARROW_MIN_D`], except on AMD's family 25 (with AVX-512: Zen 4), where bf16 rows take
+/// it from 1024 and f16 rows from 2048.
 ///
 /// Narrower rows stay on the f64 path, widened once, which is as fast or faster there:
 /// 16384 × 1024 f16 LayerNorm on Zen 3, 2 threads, 4.2–4.6 ms against 5.0–5.2 on the f32
@@ -104,14 +104,49 @@ pub(crate) const NARROW_MIN_D: usize = 4096;
 /// f64 path's data (the widened row, γ and β in f64: 24 bytes a value) is twice L1, the
 /// f32 path is faster: 0.71 (f16 LayerNorm), 0.89 (bf16), 0.84 (f16 RMSNorm) at
 /// 16 × 4096, 0.81–0.90 for a single row of 4096, 0.87–0.89 at 8 × 8192; 2 threads,
-/// 4096 × 4096 from memory, 0.85, 0.93, 0.87. On the AVX2 path (two registers of eight
-/// f32, bf16 rounded by integer operations) it is not: the same Xeon, 16 × 4096, f16
-/// LayerNorm 0.96 and RMSNorm 0.81 but bf16 LayerNorm 1.38; Zen 3, sixteen rows of 4096,
-/// 1.13–1.55. There the f32 path keeps to rows wider than [`WIDEN_MAX_D`], which the f64
-/// path would widen from the format twice.
-pub(crate) fn applies(d: usize, f32x16_one_register: bool) -> bool {
+/// 4096 × 4096 from memory, 0.85, 0.93, 0.87.
+///
+/// Zen 4 runs 512-bit f64 arithmetic and conversions at half the rate of 256-bit ones, so
+/// that the f64 path costs it more and the f32 path pays from narrower rows. Measured on
+/// a 2-vCPU EPYC (family 25 model 17, `native-avx512bf16`) with `benches/ab.py`, the f32
+/// path from 1024 against the rule above, medians of the paired ratios new/old:
+/// - one thread, rows in cache, 20 rounds: at 32 × 2048 LayerNorm bf16 0.873, f16 0.927,
+///   RMSNorm bf16 0.886, f16 0.946; at 64 × 1024 bf16 0.946 and 0.929, f16 1.050 and
+///   1.000; at 128 × 512 (no row changes path) 0.989–1.001;
+/// - 2 threads, from memory, 20 rounds: at 8192 × 2048 LayerNorm bf16 0.726, f16 0.877,
+///   RMSNorm bf16 0.731, f16 0.817; at 16384 × 1024 bf16 0.801 and 0.954, f16 1.033 and
+///   1.062.
+///
+/// Hence bf16 from 1024 (its conversion to bf16 is one instruction for 32 values, f16's
+/// one for 16) and f16 from 2048. Zen 3, AMD's other family-25 cores, has no AVX-512.
+pub(crate) fn min_d(format: Dtype, class: cpu::Class) -> usize {
+    match (class, format) {
+        (cpu::Class::AmdFamily25, Dtype::BF16) => 1024,
+        (cpu::Class::AmdFamily25, _) => 2048,
+        _ => NARROW_MIN_D,
+    }
+}
+
+/// Whether rows of `format` and width d take the f32 path (where the row allows it), on an
+/// instruction set whose sixteen f32 lanes are one register (`f32x16_one_register`:
+/// AVX-512) or not, on a CPU of `class`. A property of the call alone (d, format,
+/// instruction set, CPU), so that the path a row takes does not depend on the batch it
+/// comes in (the output bits depend on neither: both paths write the correct rounding;
+/// `tests/kernels_determinism.rs` compares them across instruction sets).
+///
+/// On the AVX2 path (two registers of eight f32, bf16 rounded by integer operations) the
+/// f32 path is not faster at 4096: an Emerald Rapids Xeon, 16 × 4096, f16 LayerNorm 0.96
+/// and RMSNorm 0.81 but bf16 LayerNorm 1.38; Zen 3, sixteen rows of 4096, 1.13–1.55.
+/// There the f32 path keeps to rows wider than [`WIDEN_MAX_D`], which the f64 path would
+/// widen from the format twice.
+pub(crate) fn applies(
+    d: usize,
+    format: Dtype,
+    f32x16_one_register: bool,
+    class: cpu::Class,
+) -> bool {
     if f32x16_one_register {
-        d >= NARROW_MIN_D
+        d >= min_d(format, class)
     } else {
         d > WIDEN_MAX_D
     }
@@ -120,8 +155,12 @@ pub(crate) fn applies(d: usize, f32x16_one_register: bool) -> bool {
 /// The format of the f32 path for rows of `T` of width d: `T::NARROW` where the path
 /// [`applies`], `None` for f32 rows and for rows it does not take.
 #[inline(always)]
-pub(crate) fn path_format<T: Element>(d: usize, f32x16_one_register: bool) -> Option<NarrowFormat> {
-    T::NARROW.filter(|_| applies(d, f32x16_one_register))
+pub(crate) fn path_format<T: Element>(
+    d: usize,
+    f32x16_one_register: bool,
+    class: cpu::Class,
+) -> Option<NarrowFormat> {
+    T::NARROW.filter(|_| applies(d, T::DTYPE, f32x16_one_register, class))
 }
 
 /// f32's unit roundoff, 2^-24.
@@ -645,7 +684,7 @@ impl<T: Element, P: Param> Blocks<'_, T, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::{applies, NARROW_MIN_D, WIDEN_MAX_D};
+    use super::{applies, min_d, path_format, NARROW_MIN_D, WIDEN_MAX_D};
     use crate::dtype::Dtype;
     use crate::exact::{ElementInput, RowKind, RowStats};
     use crate::kernels::element::Element;
@@ -1050,20 +1089,46 @@ mod tests {
         assert!(!uncertain_lane(1.0 + 2f32.powi(-11) + 64.0 * ulp, t));
     }
 
-    /// Ordinary rows keep nearly every value on the f32 path: the bound is not so loose that
-    /// the path hands most of the work back.
-    /// The f32 path's widths: from 4096 where sixteen f32 lanes are one register, beyond
-    /// the widened rows' limit elsewhere.
+    /// The f32 path's widths, where sixteen f32 lanes are one register: from 4096 on most
+    /// CPUs, and on AMD's family 25 (Zen 4) bf16 from 1024 and f16 from 2048; beyond the
+    /// widened rows' limit elsewhere, on every CPU. Never for f32 rows.
     #[test]
-    fn the_path_starts_at_its_width_per_instruction_set() {
-        assert!(!applies(NARROW_MIN_D - 1, true));
-        assert!(applies(NARROW_MIN_D, true));
+    fn the_path_starts_at_its_width_per_instruction_set_format_and_cpu() {
+        use crate::kernels::cpu::Class::{AmdFamily25, Intel, Other, SkylakeServer};
         assert_eq!(NARROW_MIN_D, 4096);
-        assert!(!applies(WIDEN_MAX_D, false));
-        assert!(applies(WIDEN_MAX_D + 1, false));
-        assert!(applies(WIDEN_MAX_D + 1, true));
+        // (class, f16's first width, bf16's)
+        for (class, f16_from, bf16_from) in [
+            (Intel, 4096, 4096),
+            (SkylakeServer, 4096, 4096),
+            (AmdFamily25, 2048, 1024),
+            (Other, 4096, 4096),
+        ] {
+            for (format, from) in [(Dtype::F16, f16_from), (Dtype::BF16, bf16_from)] {
+                assert_eq!(min_d(format, class), from, "{format:?} {class:?}");
+                assert!(!applies(from - 1, format, true, class));
+                assert!(applies(from, format, true, class));
+                assert!(!applies(WIDEN_MAX_D, format, false, class));
+                assert!(applies(WIDEN_MAX_D + 1, format, false, class));
+                assert!(applies(WIDEN_MAX_D + 1, format, true, class));
+            }
+            assert_eq!(
+                path_format::<half::f16>(f16_from, true, class),
+                half::f16::NARROW
+            );
+            assert_eq!(path_format::<half::f16>(f16_from - 1, true, class), None);
+            assert_eq!(
+                path_format::<half::bf16>(bf16_from, true, class),
+                half::bf16::NARROW
+            );
+            assert_eq!(path_format::<half::bf16>(16384, false, class), None);
+            for (d, register) in [(4096, true), (16385, false), (1 << 16, true)] {
+                assert_eq!(path_format::<f32>(d, register, class), None);
+            }
+        }
     }
 
+    /// Ordinary rows keep nearly every value on the f32 path: the bound is not so loose that
+    /// the path hands most of the work back.
     #[test]
     fn ordinary_rows_stay_on_the_f32_path() {
         fn share<T: Element>() -> f64 {

@@ -4,8 +4,8 @@
 //! Accuracy by design (u = 2^-53, n = d/16 the terms per partial sum):
 //! * Loads widen exactly; γ and β arrive widened exactly to f64 or as given (see
 //!   [`Param`]) and are widened exactly to f64 on load. (f16/bf16 rows of at least
-//!   [`narrow::NARROW_MIN_D`] values on AVX-512, wider than [`WIDEN_MAX_D`] elsewhere,
-//!   compute their output in f32 instead: see [`narrow::applies`].)
+//!   [`narrow::min_d`] values on AVX-512 (4096 on most CPUs), wider than [`WIDEN_MAX_D`]
+//!   elsewhere, compute their output in f32 instead: see [`narrow::applies`].)
 //! * LayerNorm statistics in one pass over the row, shifted by c (0 where the first
 //!   sixteen values' mean is within their spread of zero, else that mean rounded to `T`,
 //!   so that every x − c is exact and on the row's grid; see [`first_shift`]): t = x − c, S = Σt,
@@ -944,6 +944,9 @@ pub(crate) struct RowParams<'a, P> {
     /// Widen rows once (up to [`WIDEN_MAX_D`]): the statistics pass keeps the widened row
     /// for the output pass (see `run_rows`).
     pub widen_once: bool,
+    /// The rows take the 16-bit formats' f32 path ([`narrow::path_format`], decided once
+    /// per call); false for f32 rows.
+    pub f32_path: bool,
     /// max |γ| and |β| of the call: the f64 path's certainty filter, and the f32 path of
     /// the 16-bit formats ([`narrow`]).
     pub params_max: narrow::ParamsMax,
@@ -1793,7 +1796,7 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
     ahead: Option<Ahead>,
 ) -> Option<Ahead> {
     let d = row.x.len();
-    let format = narrow::path_format::<T>(d, S::F32X16_ONE_REGISTER);
+    let format = T::NARROW.filter(|_| p.f32_path);
     let request = requested_by_statistics(&mut row, format.is_some());
     prepare_wide(&mut scratch.wide, d, p.widen_once);
     let first = match ahead {
@@ -1845,7 +1848,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     ahead: Option<Ahead>,
 ) -> Option<Ahead> {
     let d = row.x.len();
-    let format = narrow::path_format::<T>(d, S::F32X16_ONE_REGISTER);
+    let format = T::NARROW.filter(|_| p.f32_path);
     let request = requested_by_statistics(&mut row, format.is_some());
     prepare_wide(&mut scratch.wide, d, p.widen_once);
     let sum_sq = match ahead {
@@ -2000,19 +2003,12 @@ mod tests {
     }
 
     /// The statistics pass requests the next row for rows on the 16-bit formats' f32 path
-    /// only (`narrow::path_format`: from 4096 where sixteen f32 lanes are one register,
-    /// beyond 16384 elsewhere; never f32 rows), and takes the request from the row.
+    /// only (where the caller says so: `narrow::path_format`, whose widths
+    /// `the_path_starts_at_its_width_per_instruction_set_format_and_cpu` checks), and takes
+    /// the request from the row.
     #[test]
     fn the_statistics_pass_requests_the_next_row_of_the_f32_path_only() {
-        use half::{bf16, f16};
-        assert!(narrow::path_format::<f16>(4096, true).is_some());
-        assert!(narrow::path_format::<bf16>(4096, true).is_some());
-        assert!(narrow::path_format::<f16>(4095, true).is_none());
-        assert!(narrow::path_format::<f16>(4096, false).is_none());
-        assert!(narrow::path_format::<bf16>(16385, false).is_some());
-        for (d, register) in [(4096, true), (16385, false), (1 << 16, true)] {
-            assert!(narrow::path_format::<f32>(d, register).is_none());
-        }
+        use half::f16;
         // Taken from the row, so that its output loop requests nothing more; a last row
         // (no next one) requests nothing, nor does a row off the path.
         let (x, next) = (vec![f16::ONE; 16385], vec![f16::ZERO; 16385]);
@@ -2259,6 +2255,7 @@ mod tests {
                 eps: 1e-5,
                 stream,
                 widen_once,
+                f32_path: false,
                 params_max: narrow::ParamsMax::NONE,
             };
             let run = |p: &RowParams<'_, f64>, x: &[f32], next: &[f32], ahead| {
