@@ -5,8 +5,9 @@
 //!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
 //!   portable scalar code.
 //! * f16 and bf16 rows of 4096 values or more on AVX-512 (on Zen 4 bf16 from 1024, f16
-//!   from 2048; wider than 16384 elsewhere) compute their output in f32 (`narrow`), keeping each value only where an error bound
-//!   proves it the correct rounding, and computing the others again on the f64 path.
+//!   from 2048; wider than 16384 elsewhere) compute their output in f32 (`narrow`),
+//!   keeping each value only where an error bound proves it the correct rounding, and
+//!   computing the others again on the f64 path.
 //! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
 //!   depend on the instruction set, the thread count or how rows are split among threads.
 //! * Large batches run on rayon's current thread pool.
