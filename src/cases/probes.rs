@@ -37,7 +37,7 @@ pub fn mean_offset_sweep(op: Op, dtype: Dtype, seed: u64) -> Vec<(f64, Problem)>
 pub struct Probe {
     /// A short stable name (`negative-one-pass-variance`).
     pub name: &'static str,
-    /// The bug it exposes and the input, for the table: "E[x²] − E[x]² < 0 in f32, x = [...]".
+    /// The bug it exposes and the input, for the table: `"E[x²] − E[x]² < 0 in f32, x = [...]"`.
     pub bug: &'static str,
     pub problem: Problem,
 }

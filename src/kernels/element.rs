@@ -33,7 +33,7 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     const STORES_PAIRS: bool = true;
     /// How many stores of the f64 path's output loop share one report in `flags`: their
     /// reports OR-ed, eight vectors to a report (see `Reports` in
-    /// [`crate::kernels::row`]). A report a vector or a pair put a one- or two-byte store
+    /// `kernels/row.rs`). A report a vector or a pair put a one- or two-byte store
     /// beside every store of y, and on an Intel core those bounded the loop (one thread,
     /// rows in cache, against a report a store, with the reports' masked tests of
     /// `large_f32` in `simd/x86.rs`: f32 RMSNorm 16 × 4096 0.73 of the time, LayerNorm

@@ -204,7 +204,7 @@ pub struct Options {
 }
 
 /// Outputs at least this large are streamed past the caches by default (f32 on most CPUs,
-/// the 16-bit formats on most of Intel's: see [`streams_by_default`]): they would not stay
+/// the 16-bit formats on most of Intel's: see `streams_by_default`): they would not stay
 /// cached anyway, and streaming saves reading every output line before writing it.
 pub const STREAM_MIN_BYTES: usize = 24 << 20;
 

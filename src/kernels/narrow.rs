@@ -9,8 +9,8 @@
 //! # The computation (u = 2^-24, one f32 rounding per operation)
 //! The statistics come from the f64 pass as before: the mean μ̂ = c + m (LayerNorm) and
 //! r̂ ≈ r = 1/√(σ² + ε). Per row r_h = f32(r̂), and LayerNorm's rows take the mean out in
-//! one of two forms ([`Centering`]):
-//! * fused, where |μ̂|·r_h ≤ [`FUSED_MAX_OFFSET`] (the mean within a spread of zero, as in
+//! one of two forms (`Centering`):
+//! * fused, where |μ̂|·r_h ≤ `FUSED_MAX_OFFSET` (the mean within a spread of zero, as in
 //!   most activations): o = f32(−μ̂·r_h), and per element p̃ = fma(x, r_h, o), one
 //!   operation;
 //! * split, elsewhere: m_h = f32(μ̂), m_l = f32((c − m_h) + m), and per element

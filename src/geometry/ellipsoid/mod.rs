@@ -13,7 +13,7 @@
 //! proves error bounds for every eigenpair ([`verify`]); for small orders it also certifies the
 //! spectra exactly from the characteristic polynomials ([`exact`]). [`concentration`] gives the
 //! exact law of how close to the surface the outputs land for `ε > 0` (Riechers' Figure 2),
-//! [`example`] the exact worked example, [`bench`] the N = 4096 timing against numpy.
+//! [`example`] the exact worked example, [`mod@bench`] the N = 4096 timing against numpy.
 //!
 //! **Zero gains.** Riechers replaces `G⁻²` by the square of the Drazin inverse. That matrix,
 //! `diag(1/g_n²)` on the nonzero coordinates, bounds the image but is not its ellipsoid: with `k`

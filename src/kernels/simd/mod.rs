@@ -383,7 +383,7 @@ macro_rules! portable_f32x16 {
 #[cfg_attr(not(target_arch = "aarch64"), allow(unused_imports))]
 pub(crate) use portable_f32x16;
 
-/// The f64 path's per-vector certainty filter (see [`crate::kernels::row`], which derives
+/// The f64 path's per-vector certainty filter (see `kernels/row.rs`, which derives
 /// `small`): a lane passes when its bits, in their low `half_bit + 1` bits, lie outside
 /// [h − w, h + w) (h = 2^half_bit: at least w f64-ulps from the midpoint of the format's
 /// interval that holds it), and |y| ≥ `small`. NaN never passes.
