@@ -417,8 +417,9 @@ fn run_rows<T: Element, P: row::Param>(
         .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, class));
     let single_task = rows_per_task >= layout.rows;
     // The 16-bit formats' rows are widened once where they take the f64 path (where
-    // `f32_path` is false; the others take the f32 path, which reads x itself, and
-    // its rows that may not take it, rarely, convert x again). f32 rows only in
+    // `f32_path` is false, and `RowParams::f32_path` reads the path back from this; the
+    // others take the f32 path, which reads x itself, and its rows that may not take it,
+    // rarely, convert x again). f32 rows only in
     // a LayerNorm of a single row, where reading the f64 row back beats converting x again
     // (1 × 4096 2.10 → 1.82 µs). Elsewhere converting x again was faster: rows streamed
     // from memory by many tasks (4096 × 4096 LayerNorm 4.8 → 5.4 ms when widened); and, on
@@ -441,7 +442,6 @@ fn run_rows<T: Element, P: row::Param>(
             params,
             stream,
             widen_once,
-            f32_path,
         };
         token.vectorize(rows);
     };
@@ -497,8 +497,6 @@ struct Rows<'a, T, P> {
     stream: bool,
     /// See `run_rows`.
     widen_once: bool,
-    /// See [`Call`].
-    f32_path: bool,
 }
 
 impl<T: Element, P: row::Param> Vectorized for Rows<'_, T, P> {
@@ -526,7 +524,6 @@ impl<T: Element, P: row::Param> Rows<'_, T, P> {
             eps: self.params.eps,
             stream: self.stream,
             widen_once: self.widen_once,
-            f32_path: self.f32_path,
             params_max: self.params.params_max,
         };
         // Buffers kept by each thread from call to call: no allocation, no zeroing.

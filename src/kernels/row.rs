@@ -944,12 +944,19 @@ pub(crate) struct RowParams<'a, P> {
     /// Widen rows once (up to [`WIDEN_MAX_D`]): the statistics pass keeps the widened row
     /// for the output pass (see `run_rows`).
     pub widen_once: bool,
-    /// The rows take the 16-bit formats' f32 path ([`narrow::path_format`], decided once
-    /// per call); false for f32 rows.
-    pub f32_path: bool,
     /// max |γ| and |β| of the call: the f64 path's certainty filter, and the f32 path of
     /// the 16-bit formats ([`narrow`]).
     pub params_max: narrow::ParamsMax,
+}
+
+impl<P> RowParams<'_, P> {
+    /// The format of the f32 path where the rows of `T` take it, else `None` (always for
+    /// f32 rows). The call decides it once (`narrow::path_format`), and the 16-bit formats'
+    /// rows are widened once exactly where they do not take it (see `run_rows`).
+    #[inline(always)]
+    fn f32_path<T: Element>(&self) -> Option<narrow::NarrowFormat> {
+        T::NARROW.filter(|_| !self.widen_once)
+    }
 }
 
 /// Rows up to this width are widened once (where [`RowParams::widen_once`]): the widened
@@ -1796,7 +1803,7 @@ pub(crate) fn layer_norm_row<S: Simd, T: Element, P: Param, const G: bool, const
     ahead: Option<Ahead>,
 ) -> Option<Ahead> {
     let d = row.x.len();
-    let format = T::NARROW.filter(|_| p.f32_path);
+    let format = p.f32_path::<T>();
     let request = requested_by_statistics(&mut row, format.is_some());
     prepare_wide(&mut scratch.wide, d, p.widen_once);
     let first = match ahead {
@@ -1848,7 +1855,7 @@ pub(crate) fn rms_norm_row<S: Simd, T: Element, P: Param, const G: bool, const B
     ahead: Option<Ahead>,
 ) -> Option<Ahead> {
     let d = row.x.len();
-    let format = T::NARROW.filter(|_| p.f32_path);
+    let format = p.f32_path::<T>();
     let request = requested_by_statistics(&mut row, format.is_some());
     prepare_wide(&mut scratch.wide, d, p.widen_once);
     let sum_sq = match ahead {
@@ -2255,7 +2262,6 @@ mod tests {
                 eps: 1e-5,
                 stream,
                 widen_once,
-                f32_path: false,
                 params_max: narrow::ParamsMax::NONE,
             };
             let run = |p: &RowParams<'_, f64>, x: &[f32], next: &[f32], ahead| {
