@@ -2180,6 +2180,112 @@ mod tests {
         );
     }
 
+    /// The statistics pass's decisions compare m² with a multiple of the variance, so they
+    /// do not depend on the row's scale: a row scaled by a power of two (exact in f32)
+    /// takes the same passes, and its statistics are the unscaled ones scaled exactly
+    /// (shift and mean by k, variance by k²). Rows of tiny spread are where a test that
+    /// compared m² with the variance plus a constant, or divided by it, would accept a
+    /// pass it must reject (both were cargo-mutants survivors of the two tests above).
+    #[test]
+    fn the_statistics_pass_does_not_depend_on_the_row_scale() {
+        let spread_row = |d: usize, offset: f32, spread: f32| -> Vec<f32> {
+            (0..d)
+                .map(|i| offset + spread * ((i * 7919 % 1013) as f32 / 1013.0 - 0.5))
+                .collect()
+        };
+        let mut rows: Vec<Vec<f32>> = Vec::new();
+        // Near zero and off it, with shift 0 accepted or rejected (as in
+        // `the_shift_is_zero_only_for_rows_near_zero`).
+        for offset in [0.0f32, 0.5, -0.9, 1.5, -2.5, 100.0] {
+            let mut x = spread_row(4096, offset, 3.4);
+            for (i, v) in x[..8].iter_mut().enumerate() {
+                *v = [2.0, -2.0][i % 2];
+            }
+            rows.push(x);
+        }
+        // Lopsided heads, whose shifted first pass is rejected (as in
+        // `lopsided_rows_move_the_shift_once`), and an ordinary row far from zero.
+        for (d, high, spread) in [(256usize, 1e3f32, 1.0f32), (4096, 1.0, 0.5)] {
+            let mut x = spread_row(d, 0.0, spread);
+            x[..16].fill(high);
+            rows.push(x);
+        }
+        rows.push(spread_row(1000, 10.0, 1.0));
+        for x in &rows {
+            let at_one = layer_norm_stats(Scalar, x, &mut [], None).unwrap();
+            for k in [2f32.powi(-12), 2f32.powi(12)] {
+                let scaled: Vec<f32> = x.iter().map(|v| v * k).collect();
+                let stats = layer_norm_stats(Scalar, &scaled, &mut [], None).unwrap();
+                let k = k as f64;
+                assert_eq!(
+                    (stats.passes, stats.shift, stats.mean_shifted, stats.var),
+                    (
+                        at_one.passes,
+                        at_one.shift * k,
+                        at_one.mean_shifted * k,
+                        at_one.var * k * k
+                    ),
+                    "d={} k={k}: at scale 1 {at_one:?}",
+                    x.len()
+                );
+            }
+        }
+    }
+
+    /// [`first_shift`] against its definition, decided exactly: h is the mean of the
+    /// row's first min(d, 16) values and s the mean of their squared deviations from h;
+    /// the shift is 0 where h² ≤ s, else h rounded to the row's format. Rows of 1 to 40
+    /// values (both of its branches: the scalar one below sixteen), h²/s from about 10^-3
+    /// to 10^3, scales from 2^-20 to 2^20. Rows within 10^-6 of h² = s, where the f64
+    /// sums may decide either way, are skipped. (The short rows' spread and the test
+    /// itself survived cargo-mutants before this test: `+`, `/`, `%` for its operators.)
+    #[test]
+    fn the_first_shift_follows_its_definition() {
+        let mut rng = crate::cases::rng::Rng::new(11, 0);
+        let mut decided = [0usize; 2];
+        for _ in 0..4000 {
+            let d = 1 + rng.below(40);
+            let scale = 2f64.powi(rng.below(41) as i32 - 20);
+            let sign = if rng.coin() { 1.0 } else { -1.0 };
+            let offset = sign * 10f64.powf(3.0 * rng.uniform() - 1.5);
+            let x: Vec<f32> = (0..d)
+                .map(|_| ((offset + rng.normal()) * scale) as f32)
+                .collect();
+            let head: Vec<Rational> = x[..d.min(16)]
+                .iter()
+                .map(|&v| Rational::from_f64(v as f64).unwrap())
+                .collect();
+            let n = Rational::from(head.len() as u64);
+            let mean: Rational = head.iter().sum::<Rational>() / &n;
+            let spread: Rational = head
+                .iter()
+                .map(|v| Rational::from(v - &mean).square())
+                .sum::<Rational>()
+                / &n;
+            let square = mean.clone().square();
+            let margin = Rational::from(&square - &spread).abs();
+            if margin <= Rational::from_f64(1e-6).unwrap() * Rational::from(&square + &spread) {
+                continue;
+            }
+            let shift = first_shift(Scalar, &x);
+            if square <= spread {
+                assert_eq!(shift.to_bits(), 0, "{x:?}");
+                decided[0] += 1;
+            } else {
+                // h rounded to f32: within half an f32 unit of h (the f64 sums add a
+                // negligible error), so within one.
+                let h = mean.to_f64();
+                let unit = (h.abs() as f32).next_up() as f64 - (h.abs() as f32) as f64;
+                assert!(
+                    (shift - h).abs() <= unit,
+                    "shift {shift} for h = {h}: {x:?}"
+                );
+                decided[1] += 1;
+            }
+        }
+        assert!(decided.iter().all(|&k| k > 800), "{decided:?}");
+    }
+
     /// The next row's statistics, folded beside an output loop a group of eight vectors
     /// at a time ([`NextShifted`], [`NextSquares`]), are the bits of the pass alone
     /// ([`ShiftedPass`], [`SquaresPass`]) for every width: blocks closed inside the loop
