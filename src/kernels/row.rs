@@ -2237,8 +2237,10 @@ mod tests {
     /// the shift is 0 where h² ≤ s, else h rounded to the row's format. Rows of 1 to 40
     /// values (both of its branches: the scalar one below sixteen), h²/s from about 10^-3
     /// to 10^3, scales from 2^-20 to 2^20. Rows within 10^-6 of h² = s, where the f64
-    /// sums may decide either way, are skipped. (The short rows' spread and the test
-    /// itself survived cargo-mutants before this test: `+`, `/`, `%` for its operators.)
+    /// sums may decide either way, are skipped. (Six mutations survived the hand-picked
+    /// rows before this test: the short rows' spread with `/ n` as `* n` or `% n`, a `-`
+    /// or the `*` as `/`, and the test's `mean * mean` as `mean + mean`. A `-` as `+` is
+    /// the same spread up to rounding: Σ(v + h)(v − h) = Σv² − n·h² = Σ(v − h)².)
     #[test]
     fn the_first_shift_follows_its_definition() {
         let mut rng = crate::cases::rng::Rng::new(11, 0);
