@@ -2073,8 +2073,8 @@ mod tests {
     use crate::kernels::simd::Scalar;
     use rug::Rational;
 
-    /// The exact variance of a row, as a rational.
-    fn exact_var(x: &[f32]) -> Rational {
+    /// The exact mean and variance of a row, as rationals.
+    fn exact_moments(x: &[f32]) -> (Rational, Rational) {
         let d = Rational::from(x.len() as u64);
         let xs: Vec<Rational> = x
             .iter()
@@ -2082,7 +2082,36 @@ mod tests {
             .collect();
         let mean: Rational = xs.iter().sum::<Rational>() / &d;
         let sq: Rational = xs.iter().map(|v| Rational::from(v - &mean).square()).sum();
-        sq / d
+        (mean, sq / d)
+    }
+
+    /// The exact variance of a row, as a rational.
+    fn exact_var(x: &[f32]) -> Rational {
+        exact_moments(x).1
+    }
+
+    /// d values offset + spread·t, t spread over (−0.5, 0.5) by a fixed stride (never 0).
+    fn spread_row(d: usize, offset: f32, spread: f32) -> Vec<f32> {
+        (0..d)
+            .map(|i| offset + spread * ((i * 7919 % 1013) as f32 / 1013.0 - 0.5))
+            .collect()
+    }
+
+    /// A row of d values whose first sixteen (those the first shift is taken from) are
+    /// `high`, the rest `spread_row(d, 0, spread)`'s.
+    fn lopsided_row(d: usize, high: f32, spread: f32) -> Vec<f32> {
+        let mut x = spread_row(d, 0.0, spread);
+        x[..16].fill(high);
+        x
+    }
+
+    /// 4096 values ±1.7 around `offset` (σ ≈ 0.98), the first eight ±2 (mean 0, range 4).
+    fn straddling_head_row(offset: f32) -> Vec<f32> {
+        let mut x = spread_row(4096, offset, 3.4);
+        for (i, v) in x[..8].iter_mut().enumerate() {
+            *v = [2.0, -2.0][i % 2];
+        }
+        x
     }
 
     /// Rows whose first sixteen values (those the first shift is taken from) are far from
@@ -2095,15 +2124,7 @@ mod tests {
             (4096, 4096.0, 0.5),
             (40000, 1e6, 3.0),
         ] {
-            let x: Vec<f32> = (0..d)
-                .map(|i| {
-                    if i < 16 {
-                        high
-                    } else {
-                        spread * ((i * 7919 % 1013) as f32 / 1013.0 - 0.5)
-                    }
-                })
-                .collect();
+            let x = lopsided_row(d, high, spread);
             let stats = layer_norm_stats(Scalar, &x, &mut [], None).unwrap();
             assert_eq!(stats.passes, 2, "d={d}");
             // The same when the first pass was made beside the previous row's output loop:
@@ -2138,15 +2159,7 @@ mod tests {
     #[test]
     fn the_shift_is_zero_only_for_rows_near_zero() {
         let d = 4096;
-        // Values ±1.7 around `offset` (σ ≈ 0.98), the first eight ±2 (mean 0, range 4).
-        let row = |offset: f32| -> Vec<f32> {
-            (0..d)
-                .map(|i| match i {
-                    0..8 => [2.0, -2.0][i % 2],
-                    _ => offset + 3.4 * ((i * 7919 % 1013) as f32 / 1013.0 - 0.5),
-                })
-                .collect()
-        };
+        let row = straddling_head_row;
         for offset in [0.0f32, 0.5, -0.9] {
             let stats = layer_norm_stats(Scalar, &row(offset), &mut [], None).unwrap();
             assert_eq!((stats.shift, stats.passes), (0.0, 1), "offset {offset}");
@@ -2188,28 +2201,16 @@ mod tests {
     /// pass it must reject (both were cargo-mutants survivors of the two tests above).
     #[test]
     fn the_statistics_pass_does_not_depend_on_the_row_scale() {
-        let spread_row = |d: usize, offset: f32, spread: f32| -> Vec<f32> {
-            (0..d)
-                .map(|i| offset + spread * ((i * 7919 % 1013) as f32 / 1013.0 - 0.5))
-                .collect()
-        };
-        let mut rows: Vec<Vec<f32>> = Vec::new();
-        // Near zero and off it, with shift 0 accepted or rejected (as in
-        // `the_shift_is_zero_only_for_rows_near_zero`).
-        for offset in [0.0f32, 0.5, -0.9, 1.5, -2.5, 100.0] {
-            let mut x = spread_row(4096, offset, 3.4);
-            for (i, v) in x[..8].iter_mut().enumerate() {
-                *v = [2.0, -2.0][i % 2];
-            }
-            rows.push(x);
-        }
-        // Lopsided heads, whose shifted first pass is rejected (as in
-        // `lopsided_rows_move_the_shift_once`), and an ordinary row far from zero.
-        for (d, high, spread) in [(256usize, 1e3f32, 1.0f32), (4096, 1.0, 0.5)] {
-            let mut x = spread_row(d, 0.0, spread);
-            x[..16].fill(high);
-            rows.push(x);
-        }
+        // Near zero and off it, with shift 0 accepted or rejected (the rows of
+        // `the_shift_is_zero_only_for_rows_near_zero`); lopsided heads, whose shifted
+        // first pass is rejected (as in `lopsided_rows_move_the_shift_once`); and an
+        // ordinary row far from zero.
+        let mut rows: Vec<Vec<f32>> = [0.0f32, 0.5, -0.9, 1.5, -2.5, 100.0]
+            .into_iter()
+            .map(straddling_head_row)
+            .collect();
+        rows.push(lopsided_row(256, 1e3, 1.0));
+        rows.push(lopsided_row(4096, 1.0, 0.5));
         rows.push(spread_row(1000, 10.0, 1.0));
         for x in &rows {
             let at_one = layer_norm_stats(Scalar, x, &mut [], None).unwrap();
@@ -2253,17 +2254,7 @@ mod tests {
             let x: Vec<f32> = (0..d)
                 .map(|_| ((offset + rng.normal()) * scale) as f32)
                 .collect();
-            let head: Vec<Rational> = x[..d.min(16)]
-                .iter()
-                .map(|&v| Rational::from_f64(v as f64).unwrap())
-                .collect();
-            let n = Rational::from(head.len() as u64);
-            let mean: Rational = head.iter().sum::<Rational>() / &n;
-            let spread: Rational = head
-                .iter()
-                .map(|v| Rational::from(v - &mean).square())
-                .sum::<Rational>()
-                / &n;
+            let (mean, spread) = exact_moments(&x[..d.min(16)]);
             let square = mean.clone().square();
             let margin = Rational::from(&square - &spread).abs();
             if margin <= Rational::from_f64(1e-6).unwrap() * Rational::from(&square + &spread) {
