@@ -358,8 +358,8 @@ pub(super) struct NarrowPass<
     pub beta: &'a [[P; 16]],
     pub y: &'a mut [[T; 16]],
     pub flags: &'a mut [[u8; 2]],
-    /// The start of the next row, if any (see `row::OutputPass`).
-    pub next: Option<*const u8>,
+    // No next row: a row on this path has the next row's lines requested by its
+    // statistics pass (`row::requested_by_statistics`), so this loop requests none.
     pub row: NarrowRow,
     /// The f64 path's constants of the row.
     pub constants: C,
@@ -418,31 +418,12 @@ impl<
         };
         let (y, flags) = (self.y, &mut self.flags[..len]);
         // Two blocks at a time (bf16 loads and stores them as a pair on AVX-512; elsewhere
-        // a pair is two blocks), each pair requesting the lines of
-        // the next row under its own, as in the f64 loop (a pair is a cache line of the
-        // 16-bit formats); an odd last block alone.
-        let pair_bytes = 32 * std::mem::size_of::<T>();
-        let pairs = len / 2;
-        match self.next {
-            Some(next) => {
-                for k in 0..pairs {
-                    for line in 0..pair_bytes.div_ceil(64) {
-                        s.prefetch(next.wrapping_add(k * pair_bytes + 64 * line));
-                    }
-                    let j = 2 * k;
-                    let out = pair_mut(&mut y[j..j + 2]);
-                    let reported = src.write_pair::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, out);
-                    flags[j..j + 2].copy_from_slice(&reported);
-                }
-            }
-            None => {
-                for k in 0..pairs {
-                    let j = 2 * k;
-                    let out = pair_mut(&mut y[j..j + 2]);
-                    let reported = src.write_pair::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, out);
-                    flags[j..j + 2].copy_from_slice(&reported);
-                }
-            }
+        // a pair is two blocks); an odd last block alone.
+        for k in 0..len / 2 {
+            let j = 2 * k;
+            let out = pair_mut(&mut y[j..j + 2]);
+            let reported = src.write_pair::<S, _, G, B, FUSED, STREAM, REDO>(s, &c, j, out);
+            flags[j..j + 2].copy_from_slice(&reported);
         }
         if len % 2 == 1 {
             let j = len - 1;

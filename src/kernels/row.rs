@@ -1376,6 +1376,9 @@ fn write_row<
     // (A constant condition: constants that take x only compile neither the f32 path nor
     // the passes over the widened row.)
     let narrow = if C::X_ONLY { None } else { narrow };
+    // Rows on the f32 path had their next row requested by the statistics pass
+    // (`requested_by_statistics`), which took it from the row: neither loop requests it.
+    debug_assert!(narrow.is_none() || next.is_none());
     let start = match narrow {
         Some(row) => {
             let pairs = xc.len() / 2;
@@ -1390,7 +1393,6 @@ fn write_row<
                         beta: b16,
                         y: y16,
                         flags: f16,
-                        next,
                         row,
                         constants: c,
                     })
@@ -1922,7 +1924,6 @@ pub(crate) fn narrow_blocks<T: Element>(
                         beta: b16,
                         y: y16,
                         flags: &mut flags,
-                        next: None,
                         row,
                         constants: c,
                     }
