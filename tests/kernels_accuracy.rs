@@ -282,6 +282,64 @@ fn wide_16_bit_rows_are_correctly_rounded() {
     }
 }
 
+/// The 16-bit formats' f32 path writes its vectors two at a time, and a row with an odd
+/// count of them writes its last alone (`Blocks::write` in kernels/narrow.rs, apart from
+/// `write_pair`). Both must compute again on the f64 path the lanes the f32 path cannot
+/// keep. The widths above all have an even count, so these rows have an odd one: 4120
+/// (257 vectors of sixteen and a tail of 8, on the path on every AVX-512 CPU) and 20024
+/// (1251 and 8, on the path everywhere). β = −(γ·z rounded to the format) makes each
+/// y the little that rounding left over, so many lanes cannot be kept: in f16 every lane
+/// whose y lies below 2^-14, on the subnormal grid that the f32 path never keeps (and
+/// where its value, a few f32 ulps of γ·z off, often rounds wrongly). Every value must be
+/// the correct rounding. With `write` storing its uncertain lanes unchecked
+/// (`uncertain == 0` turned into `!=`, a cargo-mutants mutant that passed every other
+/// test), f16 LayerNorm failed here.
+#[test]
+fn a_lone_last_vector_on_the_f32_path_is_correctly_rounded() {
+    let eps = 1e-5f32;
+    for dt in [Dtype::F16, Dtype::BF16] {
+        for d in [4120, 20024] {
+            let mut g = common::Gen::new(dt, 900 + d as u64);
+            let x = g.values("standard", d);
+            let gamma: Vec<u64> = (0..d).map(|_| dt.round_f64(0.5 + g.unit())).collect();
+            let xs: Vec<f64> = x.iter().map(|&v| dt.to_f64(v)).collect();
+            for op in Op::ALL {
+                let mean = match op {
+                    Op::LayerNorm => xs.iter().sum::<f64>() / d as f64,
+                    Op::RmsNorm => 0.0,
+                };
+                let var = xs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / d as f64;
+                let scale = 1.0 / (var + eps as f64).sqrt();
+                let beta: Vec<u64> = (0..d)
+                    .map(|i| dt.round_f64(-dt.to_f64(gamma[i]) * (xs[i] - mean) * scale))
+                    .collect();
+                let (got, want) =
+                    native_and_reference(&row_problem(op, dt, &x, Some(&gamma), Some(&beta), eps));
+                // The lone vector holds lanes no f16 row on the path keeps.
+                let lone = 16 * (d / 16 - 1)..16 * (d / 16);
+                if dt == Dtype::F16 {
+                    let subnormal = lone
+                        .clone()
+                        .filter(|&i| dt.to_f64(want[i]).abs() < 2f64.powi(-14));
+                    assert!(
+                        subnormal.count() >= 4,
+                        "{op} d = {d}: too few lanes to redo"
+                    );
+                }
+                for i in 0..d {
+                    assert!(
+                        got[i] == want[i] || dt.to_f64(got[i]) == dt.to_f64(want[i]),
+                        "{op} {dt} d = {d}: element {i} got {} want {} ({} ulps)",
+                        dt.hex(got[i]),
+                        dt.hex(want[i]),
+                        dt.ulp_distance(got[i], want[i])
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Rows where the f64 value's error is not a few ulps of itself, each against the exact
 /// reference, in every format and both ops:
 /// * y = γ·z + β cancelling by 2^40 and more: a constant row with ε = 1e-12 (z = 1 − ε/2
