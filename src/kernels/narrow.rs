@@ -1108,6 +1108,127 @@ mod tests {
         }
     }
 
+    /// f32(r̂) as r_h = r(1 + ρ) needs |ρ| ≤ u + δ_r with δ_r ≤ 16γ_k + 2^-51 ≤ u/16 (module
+    /// comment; γ_k = k·2^-53/(1 − k·2^-53), k = ⌈d/16⌉ + 9). That condition, decided
+    /// exactly here, gives the widest row the path takes, 2^25 − 160 values: `constants`
+    /// must take a row of that width and decline one value wider, in either format and
+    /// form. The f64 arithmetic of the gate and of `sum_error` is what is tested: neither
+    /// changes an output bit of rows narrow enough to test against the reference, and
+    /// cargo-mutants' changes to it (γ_k as 0, k·9 instead of k + 9, the gate at u
+    /// instead of u/16, its 2^-51 subtracted) had passed every other test.
+    #[test]
+    fn the_path_takes_rows_up_to_the_width_its_statistics_allow() {
+        use rug::Rational;
+        let allowed = |d: usize| {
+            let k = Rational::from((d.div_ceil(16) + 9) as u64) / Rational::from(1u128 << 53);
+            let gamma = k.clone() / (Rational::from(1) - k);
+            let delta = 16 * gamma + Rational::from(4) / Rational::from(1u128 << 53);
+            delta <= Rational::from(1) / Rational::from(1u128 << 28)
+        };
+        // The widest allowed width, by bisection (allowed is monotone in d).
+        let (mut lo, mut hi) = (16usize, 1usize << 30);
+        assert!(allowed(lo) && !allowed(hi));
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if allowed(mid) {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        assert_eq!(lo, (1 << 25) - 160);
+        let params = super::ParamsMax::NONE;
+        for format in [f16::NARROW.unwrap(), bf16::NARROW.unwrap()] {
+            for centering in [
+                super::Centering::None,
+                super::Centering::Fused { offset: 0.5 },
+                super::Centering::Split {
+                    mean_hi: 300.0,
+                    mean_lo: 1e-6,
+                },
+            ] {
+                let at = |d| super::constants(centering, 1e-9, 1.0, d, params, format);
+                assert!(at(lo).is_some(), "{centering:?}: {lo} declined");
+                assert!(at(lo + 1).is_none(), "{centering:?}: {} taken", lo + 1);
+            }
+        }
+    }
+
+    /// The floor and slope of the lane bound E = slope·|ỹ| + floor (one f32 fused
+    /// multiply-add, so E ≥ (slope·|ỹ| + floor)(1 − u)) against what the module comment's
+    /// proof requires, decided exactly: slope·(1 − u) ≥ 3.071u (split: 5.081u), and
+    /// floor·(1 − u) ≥ 2.0701u·max|β| + 1.0001c (split: 4.081u·max|β|) with the caller's
+    /// bound e_m of the mean's error and c = 1.002·r_h·max|γ|·e_m plus 2^-149·(max|γ| + 1);
+    /// and the floor at least cap × the format's lowest kept magnitude. Over a grid from a
+    /// tiny spread to a huge one, γ up to 2^60 (where the underflow term outweighs the
+    /// cap's floor in bf16) and β up to 2^40; every row of it is taken. The terms that
+    /// matter only there (the underflow term, the mean's error times max|γ|) had passed
+    /// every output test under cargo-mutants' changes: the tests' errors stay far inside
+    /// the bound.
+    #[test]
+    fn the_lane_bound_covers_what_its_proof_requires() {
+        use rug::Rational;
+        let exact = |v: f64| Rational::from_f64(v).expect("finite");
+        let u = Rational::from(1) / Rational::from(1u64 << 24);
+        let one_less = Rational::from(1) - u.clone();
+        let thousandths = |n: u32| Rational::from(n) / Rational::from(1000);
+        let tenthousandths = |n: u32| Rational::from(n) / Rational::from(10000);
+        let tiny = Rational::from(1) / (Rational::from(1u64 << 63) * Rational::from(1u128 << 86));
+        let mut checked = 0;
+        for format in [f16::NARROW.unwrap(), bf16::NARROW.unwrap()] {
+            for centering in [
+                super::Centering::None,
+                super::Centering::Fused { offset: 0.5 },
+                super::Centering::Split {
+                    mean_hi: 300.0,
+                    mean_lo: 1e-6,
+                },
+            ] {
+                let split = matches!(centering, super::Centering::Split { .. });
+                let (slope_needed, beta_needed) = if split {
+                    (thousandths(5081) * &u, tenthousandths(40810) * &u)
+                } else {
+                    (thousandths(3071) * &u, tenthousandths(20701) * &u)
+                };
+                for scale in [2f64.powi(-20), 1.0, 1024.0, 2f64.powi(60)] {
+                    for mean_error in [0.0, 2f64.powi(-30), 1e-3, 1.0] {
+                        for gamma in [2f64.powi(-20), 1.0, 2f64.powi(20), 2f64.powi(60)] {
+                            for beta in [0.0, 1.0, 2f64.powi(40)] {
+                                let params = super::ParamsMax { gamma, beta };
+                                let Some(row) = super::constants(
+                                    centering, mean_error, scale, 4096, params, format,
+                                ) else {
+                                    continue;
+                                };
+                                let t = &row.test;
+                                let r_h = exact(row.scale as f64);
+                                let c = thousandths(1002) * r_h * exact(gamma) * exact(mean_error)
+                                    + tiny.clone() * (exact(gamma) + 1);
+                                let floor_needed =
+                                    beta_needed.clone() * exact(beta) + tenthousandths(10001) * c;
+                                let case = format!(
+                                    "{centering:?} r̂ {scale:e} e_m {mean_error:e} γ {gamma:e} β {beta:e}"
+                                );
+                                let floor = exact(t.floor as f64);
+                                assert!(
+                                    exact(t.slope as f64) * &one_less >= slope_needed,
+                                    "{case}"
+                                );
+                                assert!(floor.clone() * &one_less >= floor_needed, "{case}");
+                                assert!(
+                                    floor >= exact(t.cap as f64) * exact(format.lowest),
+                                    "{case}"
+                                );
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 3 * 4 * 4 * 4 * 3, "a row of the grid declined");
+    }
+
     /// Ordinary rows keep nearly every value on the f32 path: the bound is not so loose that
     /// the path hands most of the work back.
     #[test]
