@@ -1165,15 +1165,51 @@ mod tests {
     /// matter only there (the underflow term, the mean's error times max|γ|) had passed
     /// every output test under cargo-mutants' changes: the tests' errors stay far inside
     /// the bound.
-    #[test]
-    fn the_lane_bound_covers_what_its_proof_requires() {
+    /// Asserts that a row's lane bound covers what the module comment's proof requires,
+    /// decided exactly: E = slope·|ỹ| + floor is one f32 fused multiply-add, so E ≥
+    /// (slope·|ỹ| + floor)(1 − u), and the proof needs slope·(1 − u) ≥ 3.071u (split:
+    /// 5.081u) and floor·(1 − u) ≥ 2.0701u·max|β| + 1.0001c (split: 4.081u·max|β|), with
+    /// c = 1.002·r_h·max|γ|·e_m plus 2^-149·(max|γ| + 1) for a bound e_m of the mean's
+    /// error; and the floor must reach cap × the format's lowest kept magnitude.
+    fn assert_bound_covers(
+        row: &super::NarrowRow,
+        params: super::ParamsMax,
+        e_m: &rug::Rational,
+        format: super::NarrowFormat,
+        case: &str,
+    ) {
         use rug::Rational;
         let exact = |v: f64| Rational::from_f64(v).expect("finite");
-        let u = Rational::from(1) / Rational::from(1u64 << 24);
-        let one_less = Rational::from(1) - u.clone();
-        let thousandths = |n: u32| Rational::from(n) / Rational::from(1000);
-        let tenthousandths = |n: u32| Rational::from(n) / Rational::from(10000);
-        let tiny = Rational::from(1) / (Rational::from(1u64 << 63) * Rational::from(1u128 << 86));
+        let ratio = |n: u32, d: u32| Rational::from(n) / Rational::from(d);
+        let u = ratio(1, 1 << 24);
+        let one_less = Rational::from(1) - &u;
+        let split = matches!(row.centering, super::Centering::Split { .. });
+        let (slope_needed, beta_needed) = if split {
+            (ratio(5081, 1000) * &u, ratio(4081, 1000) * &u)
+        } else {
+            (ratio(3071, 1000) * &u, ratio(20701, 10000) * &u)
+        };
+        let underflow =
+            Rational::from(1) / (Rational::from(1u64 << 63) * Rational::from(1u128 << 86));
+        let gamma = exact(params.gamma);
+        let c =
+            ratio(1002, 1000) * exact(row.scale as f64) * &gamma * e_m + underflow * (gamma + 1);
+        let floor_needed = beta_needed * exact(params.beta) + ratio(10001, 10000) * c;
+        let (slope, floor) = (exact(row.test.slope as f64), exact(row.test.floor as f64));
+        assert!(slope * &one_less >= slope_needed, "slope: {case}");
+        assert!(floor.clone() * &one_less >= floor_needed, "floor: {case}");
+        let cap_floor = exact(row.test.cap as f64) * exact(format.lowest);
+        assert!(floor >= cap_floor, "cap: {case}");
+    }
+
+    /// `constants` against the proof's requirements ([`assert_bound_covers`]) with e_m the
+    /// bound it is given, over a grid from a tiny spread to a huge one, γ up to 2^60 (where
+    /// the underflow term outweighs the cap's floor in bf16) and β up to 2^40; every row of
+    /// it is taken. The terms that matter only there (the underflow term, the mean's error
+    /// times max|γ|) had passed every output test under cargo-mutants' changes: the tests'
+    /// errors stay far inside the bound.
+    #[test]
+    fn the_lane_bound_covers_what_its_proof_requires() {
         let mut checked = 0;
         for format in [f16::NARROW.unwrap(), bf16::NARROW.unwrap()] {
             for centering in [
@@ -1184,41 +1220,20 @@ mod tests {
                     mean_lo: 1e-6,
                 },
             ] {
-                let split = matches!(centering, super::Centering::Split { .. });
-                let (slope_needed, beta_needed) = if split {
-                    (thousandths(5081) * &u, tenthousandths(40810) * &u)
-                } else {
-                    (thousandths(3071) * &u, tenthousandths(20701) * &u)
-                };
                 for scale in [2f64.powi(-20), 1.0, 1024.0, 2f64.powi(60)] {
                     for mean_error in [0.0, 2f64.powi(-30), 1e-3, 1.0] {
                         for gamma in [2f64.powi(-20), 1.0, 2f64.powi(20), 2f64.powi(60)] {
                             for beta in [0.0, 1.0, 2f64.powi(40)] {
                                 let params = super::ParamsMax { gamma, beta };
-                                let Some(row) = super::constants(
+                                let row = super::constants(
                                     centering, mean_error, scale, 4096, params, format,
-                                ) else {
-                                    continue;
-                                };
-                                let t = &row.test;
-                                let r_h = exact(row.scale as f64);
-                                let c = thousandths(1002) * r_h * exact(gamma) * exact(mean_error)
-                                    + tiny.clone() * (exact(gamma) + 1);
-                                let floor_needed =
-                                    beta_needed.clone() * exact(beta) + tenthousandths(10001) * c;
+                                )
+                                .expect("a row of the grid declined");
+                                let e_m = rug::Rational::from_f64(mean_error).unwrap();
                                 let case = format!(
                                     "{centering:?} r̂ {scale:e} e_m {mean_error:e} γ {gamma:e} β {beta:e}"
                                 );
-                                let floor = exact(t.floor as f64);
-                                assert!(
-                                    exact(t.slope as f64) * &one_less >= slope_needed,
-                                    "{case}"
-                                );
-                                assert!(floor.clone() * &one_less >= floor_needed, "{case}");
-                                assert!(
-                                    floor >= exact(t.cap as f64) * exact(format.lowest),
-                                    "{case}"
-                                );
+                                assert_bound_covers(&row, params, &e_m, format, &case);
                                 checked += 1;
                             }
                         }
@@ -1226,7 +1241,100 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, 2 * 3 * 4 * 4 * 4 * 3, "a row of the grid declined");
+        assert_eq!(checked, 2 * 3 * 4 * 4 * 4 * 3);
+    }
+
+    /// `layer_norm`'s bound of the mean's error against its definition, decided exactly:
+    /// the sum error γ_k·√(var + m²) (Σ|x − c| ≤ d·√(Q/d), k = ⌈d/16⌉ + 9) plus, in the
+    /// fused form, |o + μ̂·r_h|/r_h and, in the split one, |μ̂ − m_h − m_l|, with μ̂ = c + m
+    /// exactly; the row's bound must then cover the proof's requirement
+    /// ([`assert_bound_covers`]). Rows of 16 values to 2^24, means on zero (the sum error
+    /// alone) and far from it (the split form), spreads from 2^-30 to 2^20, and their
+    /// scaled copies by 2^±20: a row whose shift was not accepted (m² > 8·var) is declined
+    /// at every scale. cargo-mutants' weakenings of the sum error (divided by √(var + m²),
+    /// or √(var·m²)), of the split form's rounding terms and of the acceptance test
+    /// (m² + … or 8 + var) had passed every other test.
+    #[test]
+    fn the_mean_error_covers_its_definition_in_either_form() {
+        use crate::kernels::row::CenteredStats;
+        use rug::float::Round;
+        use rug::{Float, Rational};
+        let exact = |v: f64| Rational::from_f64(v).expect("finite");
+        let (mut fused, mut split) = (0, 0);
+        // (c, m, var): accepted shifts, m² ≤ 8·var.
+        let accepted = [
+            (0.0, 0.0, 1.0),
+            (0.0, 0.0, 2f64.powi(20)),
+            (0.0, 1e-3, 2f64.powi(-20)),
+            (0.0, 0.7, 1.0),
+            (0.0, -2.5, 1.0),
+            (1000.0 + 1.0 / 3.0, 0.01, 1e-4),
+            (1000.0 + 1.0 / 3.0, -0.02, 1e-4),
+            (1.0 + 2f64.powi(-30), 2f64.powi(-35), 2f64.powi(-60)),
+            (-3.7, 1.1, 1.0),
+            (2f64.powi(-20) / 3.0, 0.0, 2f64.powi(-60)),
+        ];
+        for format in [f16::NARROW.unwrap(), bf16::NARROW.unwrap()] {
+            for d in [16, 4096, 1 << 24] {
+                for (c, m, var) in accepted {
+                    for k in [-20, 0, 20] {
+                        let s = 2f64.powi(k);
+                        let stats = CenteredStats {
+                            shift: c * s,
+                            mean_shifted: m * s,
+                            var: var * s * s,
+                            passes: 1,
+                        };
+                        let scale = 1.0 / stats.var.sqrt();
+                        for gamma in [1.0, 1024.0] {
+                            let params = super::ParamsMax { gamma, beta: 0.0 };
+                            let case =
+                                format!("d {d} c {c:e} m {m:e} var {var:e} × 2^{k} γ {gamma}");
+                            let row = super::layer_norm(&stats, scale, d, params, format)
+                                .unwrap_or_else(|| panic!("declined: {case}"));
+                            let q = exact(stats.var) + exact(stats.mean_shifted).square();
+                            let mut root = Float::with_val_round(256, q, Round::Up).0;
+                            root.sqrt_round(Round::Up);
+                            let terms = (d.div_ceil(16) + 9) as u64;
+                            let k_u = Rational::from(terms) / Rational::from(1u128 << 53);
+                            let gamma_k = k_u.clone() / (Rational::from(1) - k_u);
+                            let mean = exact(stats.shift) + exact(stats.mean_shifted);
+                            let rounding = match row.centering {
+                                super::Centering::Fused { offset } => {
+                                    fused += 1;
+                                    let r_h = exact(row.scale as f64);
+                                    (exact(offset as f64) + mean * &r_h).abs() / r_h
+                                }
+                                super::Centering::Split { mean_hi, mean_lo } => {
+                                    split += 1;
+                                    (mean - exact(mean_hi as f64) - exact(mean_lo as f64)).abs()
+                                }
+                                super::Centering::None => unreachable!("a LayerNorm row"),
+                            };
+                            let e_m = gamma_k * root.to_rational().expect("finite") + rounding;
+                            assert_bound_covers(&row, params, &e_m, format, &case);
+                        }
+                    }
+                }
+            }
+        }
+        // Both forms were checked.
+        assert!(fused > 50 && split > 50, "fused {fused}, split {split}");
+        // Shifts that were not accepted, just past m² = 8·var, at every scale.
+        for (c, m) in [(0.0, 3.0), (5.0, -3.0), (0.0, 2.8285)] {
+            for k in [-20, 0, 20] {
+                let s = 2f64.powi(k);
+                let stats = CenteredStats {
+                    shift: c * s,
+                    mean_shifted: m * s,
+                    var: s * s,
+                    passes: 2,
+                };
+                let format = bf16::NARROW.unwrap();
+                let row = super::layer_norm(&stats, 1.0 / s, 4096, super::ParamsMax::NONE, format);
+                assert!(row.is_none(), "c {c} m {m} × 2^{k} taken");
+            }
+        }
     }
 
     /// Ordinary rows keep nearly every value on the f32 path: the bound is not so loose that
