@@ -52,6 +52,12 @@ unsigned char flags[D / 8]; // not static: its stores must stay
 #define PS2PD_YMM(i) "vcvtps2pd %x" #i ",%" #i "\n"
 #define PD2PS_ZMM(i) "vcvtpd2ps %" #i ",%t" #i "\n"
 #define PD2PS_YMM(i) "vcvtpd2ps %" #i ",%x" #i "\n"
+// The integer route of int_widening.c: its shifts, extension, blend and gather.
+#define PSLLQ_ZMM(i) "vpsllq $3, %" #i ",%" #i "\n"
+#define PSRAQ_ZMM(i) "vpsraq $3, %" #i ",%" #i "\n"
+#define TERNLOG_ZMM(i) "vpternlogq $0xd8, %" #i ",%" #i ",%" #i "\n"
+#define PMOVSXDQ_ZMM(i) "vpmovsxdq %t" #i ",%" #i "\n"
+#define PERMT2D_ZMM(i) "vpermt2d %" #i ",%" #i ",%" #i "\n"
 
 __attribute__((noinline)) void stats(double *s, double *q) {
   __m512d c = _mm512_set1_pd(0.1), s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
@@ -140,6 +146,11 @@ int main(void) {
       {"vcvtps2pd ymm <- xmm", THROUGHPUT(__m256d, _mm256_set1_pd(1.0), PS2PD_YMM)},
       {"vcvtpd2ps ymm <- zmm", THROUGHPUT(__m512d, _mm512_set1_pd(1.0), PD2PS_ZMM)},
       {"vcvtpd2ps xmm <- ymm", THROUGHPUT(__m256d, _mm256_set1_pd(1.0), PD2PS_YMM)},
+      {"vpsllq zmm", THROUGHPUT(__m512d, _mm512_set1_pd(1.0), PSLLQ_ZMM)},
+      {"vpsraq zmm", THROUGHPUT(__m512d, _mm512_set1_pd(1.0), PSRAQ_ZMM)},
+      {"vpternlogq zmm", THROUGHPUT(__m512d, _mm512_set1_pd(1.0), TERNLOG_ZMM)},
+      {"vpmovsxdq zmm <- ymm", THROUGHPUT(__m512d, _mm512_set1_pd(1.0), PMOVSXDQ_ZMM)},
+      {"vpermt2d zmm", THROUGHPUT(__m512d, _mm512_set1_pd(1.0), PERMT2D_ZMM)},
   };
   for (unsigned i = 0; i < sizeof forms / sizeof forms[0]; i++)
     printf("%-22s %.2f cycles\n", forms[i].name, forms[i].ticks / tsc_per_cycle);
