@@ -318,9 +318,7 @@ fn a_lone_last_vector_on_the_f32_path_is_correctly_rounded() {
                 // The lone vector holds lanes no f16 row on the path keeps.
                 let lone = 16 * (d / 16 - 1)..16 * (d / 16);
                 if dt == Dtype::F16 {
-                    let subnormal = lone
-                        .clone()
-                        .filter(|&i| dt.to_f64(want[i]).abs() < 2f64.powi(-14));
+                    let subnormal = lone.filter(|&i| dt.to_f64(want[i]).abs() < 2f64.powi(-14));
                     assert!(
                         subnormal.count() >= 4,
                         "{op} d = {d}: too few lanes to redo"

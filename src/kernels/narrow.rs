@@ -1154,17 +1154,6 @@ mod tests {
         }
     }
 
-    /// The floor and slope of the lane bound E = slope·|ỹ| + floor (one f32 fused
-    /// multiply-add, so E ≥ (slope·|ỹ| + floor)(1 − u)) against what the module comment's
-    /// proof requires, decided exactly: slope·(1 − u) ≥ 3.071u (split: 5.081u), and
-    /// floor·(1 − u) ≥ 2.0701u·max|β| + 1.0001c (split: 4.081u·max|β|) with the caller's
-    /// bound e_m of the mean's error and c = 1.002·r_h·max|γ|·e_m plus 2^-149·(max|γ| + 1);
-    /// and the floor at least cap × the format's lowest kept magnitude. Over a grid from a
-    /// tiny spread to a huge one, γ up to 2^60 (where the underflow term outweighs the
-    /// cap's floor in bf16) and β up to 2^40; every row of it is taken. The terms that
-    /// matter only there (the underflow term, the mean's error times max|γ|) had passed
-    /// every output test under cargo-mutants' changes: the tests' errors stay far inside
-    /// the bound.
     /// Asserts that a row's lane bound covers what the module comment's proof requires,
     /// decided exactly: E = slope·|ỹ| + floor is one f32 fused multiply-add, so E ≥
     /// (slope·|ỹ| + floor)(1 − u), and the proof needs slope·(1 − u) ≥ 3.071u (split:
