@@ -1108,6 +1108,31 @@ mod tests {
         }
     }
 
+    /// Both 16-bit formats' constants of the f32 path.
+    const FORMATS: [super::NarrowFormat; 2] = [f16::NARROW.unwrap(), bf16::NARROW.unwrap()];
+
+    /// Each form of centering, with constants of the split form's kind.
+    const EVERY_FORM: [super::Centering; 3] = [
+        super::Centering::None,
+        super::Centering::Fused { offset: 0.5 },
+        super::Centering::Split {
+            mean_hi: 300.0,
+            mean_lo: 1e-6,
+        },
+    ];
+
+    /// A finite f64 as an exact rational.
+    fn exact(v: f64) -> rug::Rational {
+        rug::Rational::from_f64(v).expect("finite")
+    }
+
+    /// γ_k = k·2^-53/(1 − k·2^-53) exactly, k = ⌈d/16⌉ + 9: the relative error bound of a
+    /// row's f64 sums (module comment), as `sum_error` computes it in f64.
+    fn exact_sum_error(d: usize) -> rug::Rational {
+        let k = rug::Rational::from((d.div_ceil(16) + 9) as u64) / rug::Rational::from(1u128 << 53);
+        k.clone() / (1 - k)
+    }
+
     /// f32(r̂) as r_h = r(1 + ρ) needs |ρ| ≤ u + δ_r with δ_r ≤ 16γ_k + 2^-51 ≤ u/16 (module
     /// comment; γ_k = k·2^-53/(1 − k·2^-53), k = ⌈d/16⌉ + 9). That condition, decided
     /// exactly here, gives the widest row the path takes, 2^25 − 160 values: `constants`
@@ -1120,9 +1145,7 @@ mod tests {
     fn the_path_takes_rows_up_to_the_width_its_statistics_allow() {
         use rug::Rational;
         let allowed = |d: usize| {
-            let k = Rational::from((d.div_ceil(16) + 9) as u64) / Rational::from(1u128 << 53);
-            let gamma = k.clone() / (Rational::from(1) - k);
-            let delta = 16 * gamma + Rational::from(4) / Rational::from(1u128 << 53);
+            let delta = 16 * exact_sum_error(d) + Rational::from(4) / Rational::from(1u128 << 53);
             delta <= Rational::from(1) / Rational::from(1u128 << 28)
         };
         // The widest allowed width, by bisection (allowed is monotone in d).
@@ -1138,15 +1161,8 @@ mod tests {
         }
         assert_eq!(lo, (1 << 25) - 160);
         let params = super::ParamsMax::NONE;
-        for format in [f16::NARROW.unwrap(), bf16::NARROW.unwrap()] {
-            for centering in [
-                super::Centering::None,
-                super::Centering::Fused { offset: 0.5 },
-                super::Centering::Split {
-                    mean_hi: 300.0,
-                    mean_lo: 1e-6,
-                },
-            ] {
+        for format in FORMATS {
+            for centering in EVERY_FORM {
                 let at = |d| super::constants(centering, 1e-9, 1.0, d, params, format);
                 assert!(at(lo).is_some(), "{centering:?}: {lo} declined");
                 assert!(at(lo + 1).is_none(), "{centering:?}: {} taken", lo + 1);
@@ -1168,7 +1184,6 @@ mod tests {
         case: &str,
     ) {
         use rug::Rational;
-        let exact = |v: f64| Rational::from_f64(v).expect("finite");
         let ratio = |n: u32, d: u32| Rational::from(n) / Rational::from(d);
         let u = ratio(1, 1 << 24);
         let one_less = Rational::from(1) - &u;
@@ -1200,15 +1215,8 @@ mod tests {
     #[test]
     fn the_lane_bound_covers_what_its_proof_requires() {
         let mut checked = 0;
-        for format in [f16::NARROW.unwrap(), bf16::NARROW.unwrap()] {
-            for centering in [
-                super::Centering::None,
-                super::Centering::Fused { offset: 0.5 },
-                super::Centering::Split {
-                    mean_hi: 300.0,
-                    mean_lo: 1e-6,
-                },
-            ] {
+        for format in FORMATS {
+            for centering in EVERY_FORM {
                 for scale in [2f64.powi(-20), 1.0, 1024.0, 2f64.powi(60)] {
                     for mean_error in [0.0, 2f64.powi(-30), 1e-3, 1.0] {
                         for gamma in [2f64.powi(-20), 1.0, 2f64.powi(20), 2f64.powi(60)] {
@@ -1218,7 +1226,7 @@ mod tests {
                                     centering, mean_error, scale, 4096, params, format,
                                 )
                                 .expect("a row of the grid declined");
-                                let e_m = rug::Rational::from_f64(mean_error).unwrap();
+                                let e_m = exact(mean_error);
                                 let case = format!(
                                     "{centering:?} r̂ {scale:e} e_m {mean_error:e} γ {gamma:e} β {beta:e}"
                                 );
@@ -1247,8 +1255,7 @@ mod tests {
     fn the_mean_error_covers_its_definition_in_either_form() {
         use crate::kernels::row::CenteredStats;
         use rug::float::Round;
-        use rug::{Float, Rational};
-        let exact = |v: f64| Rational::from_f64(v).expect("finite");
+        use rug::Float;
         let (mut fused, mut split) = (0, 0);
         // (c, m, var): accepted shifts, m² ≤ 8·var.
         let accepted = [
@@ -1263,7 +1270,7 @@ mod tests {
             (-3.7, 1.1, 1.0),
             (2f64.powi(-20) / 3.0, 0.0, 2f64.powi(-60)),
         ];
-        for format in [f16::NARROW.unwrap(), bf16::NARROW.unwrap()] {
+        for format in FORMATS {
             for d in [16, 4096, 1 << 24] {
                 for (c, m, var) in accepted {
                     for k in [-20, 0, 20] {
@@ -1284,9 +1291,6 @@ mod tests {
                             let q = exact(stats.var) + exact(stats.mean_shifted).square();
                             let mut root = Float::with_val_round(256, q, Round::Up).0;
                             root.sqrt_round(Round::Up);
-                            let terms = (d.div_ceil(16) + 9) as u64;
-                            let k_u = Rational::from(terms) / Rational::from(1u128 << 53);
-                            let gamma_k = k_u.clone() / (Rational::from(1) - k_u);
                             let mean = exact(stats.shift) + exact(stats.mean_shifted);
                             let rounding = match row.centering {
                                 super::Centering::Fused { offset } => {
@@ -1300,7 +1304,8 @@ mod tests {
                                 }
                                 super::Centering::None => unreachable!("a LayerNorm row"),
                             };
-                            let e_m = gamma_k * root.to_rational().expect("finite") + rounding;
+                            let e_m =
+                                exact_sum_error(d) * root.to_rational().expect("finite") + rounding;
                             assert_bound_covers(&row, params, &e_m, format, &case);
                         }
                     }
