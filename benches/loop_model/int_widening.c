@@ -27,21 +27,30 @@ __attribute__((noinline)) void widen_cvt(void) {
   }
   sink = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
 }
+// Eight f32 at p as x·2^-896 in f64 bits.
+static inline __m512i widened(const float *p) {
+  __m512i v = _mm512_cvtepi32_epi64(_mm256_load_si256((const __m256i *)p));
+  return _mm512_and_si512(_mm512_slli_epi64(v, 29), _mm512_set1_epi64(0x8FFFFFFFFFFFFFFFll));
+}
+// Sixteen y·2^-896 at p rounded to f32 bits.
+static inline __m512i narrowed(const double *p) {
+  const __m512i half = _mm512_set1_epi64(1ll << 28), sign = _mm512_set1_epi64(1ll << 63);
+  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  __m512i a = _mm512_add_epi64(_mm512_load_si512(p), half);
+  __m512i b = _mm512_add_epi64(_mm512_load_si512(p + 8), half);
+  // bits 59..29 to 62..32, the sign kept at 63: the f32 in the upper half
+  a = _mm512_ternarylogic_epi64(_mm512_slli_epi64(a, 3), a, sign, 0xd8);
+  b = _mm512_ternarylogic_epi64(_mm512_slli_epi64(b, 3), b, sign, 0xd8);
+  return _mm512_permutex2var_epi32(a, odd, b);
+}
 __attribute__((noinline)) void widen_int(void) {
-  const __m512i keep = _mm512_set1_epi64(0x8FFFFFFFFFFFFFFFll);
-  for (int j = 0; j < D; j += 8) {
-    __m512i v = _mm512_cvtepi32_epi64(_mm256_load_si256((const __m256i *)(x + j)));
-    _mm512_store_si512(w + j, _mm512_and_si512(_mm512_slli_epi64(v, 29), keep));
-  }
+  for (int j = 0; j < D; j += 8) _mm512_store_si512(w + j, widened(x + j));
 }
 __attribute__((noinline)) void widen_int_fma(void) {
-  const __m512i keep = _mm512_set1_epi64(0x8FFFFFFFFFFFFFFFll);
   __m512d a0 = _mm512_setzero_pd(), a1 = a0, k = _mm512_set1_pd(0x1p896);
   for (int j = 0; j < D; j += 16) {
-    __m512i v = _mm512_cvtepi32_epi64(_mm256_load_si256((const __m256i *)(x + j)));
-    __m512i u = _mm512_cvtepi32_epi64(_mm256_load_si256((const __m256i *)(x + j + 8)));
-    a0 = _mm512_fmadd_pd(_mm512_castsi512_pd(_mm512_and_si512(_mm512_slli_epi64(v, 29), keep)), k, a0);
-    a1 = _mm512_fmadd_pd(_mm512_castsi512_pd(_mm512_and_si512(_mm512_slli_epi64(u, 29), keep)), k, a1);
+    a0 = _mm512_fmadd_pd(_mm512_castsi512_pd(widened(x + j)), k, a0);
+    a1 = _mm512_fmadd_pd(_mm512_castsi512_pd(widened(x + j + 8)), k, a1);
   }
   sink = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
 }
@@ -54,29 +63,12 @@ __attribute__((noinline)) void narrow_cvt(void) {
   sink = _mm512_reduce_add_epi64(acc);
 }
 __attribute__((noinline)) void narrow_int_reg(void) {
-  const __m512i half = _mm512_set1_epi64(1ll << 28), sign = _mm512_set1_epi64(1ll << 63);
-  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
   __m512i acc = _mm512_setzero_si512();
-  for (int j = 0; j < D; j += 16) {
-    __m512i a = _mm512_add_epi64(_mm512_load_si512(w + j), half);
-    __m512i b = _mm512_add_epi64(_mm512_load_si512(w + j + 8), half);
-    a = _mm512_ternarylogic_epi64(_mm512_slli_epi64(a, 3), a, sign, 0xd8);
-    b = _mm512_ternarylogic_epi64(_mm512_slli_epi64(b, 3), b, sign, 0xd8);
-    acc = _mm512_xor_si512(acc, _mm512_permutex2var_epi32(a, odd, b));
-  }
+  for (int j = 0; j < D; j += 16) acc = _mm512_xor_si512(acc, narrowed(w + j));
   sink = _mm512_reduce_add_epi64(acc);
 }
 __attribute__((noinline)) void narrow_int(void) {
-  const __m512i half = _mm512_set1_epi64(1ll << 28), sign = _mm512_set1_epi64(1ll << 63);
-  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  for (int j = 0; j < D; j += 16) {
-    __m512i a = _mm512_add_epi64(_mm512_load_si512(w + j), half);
-    __m512i b = _mm512_add_epi64(_mm512_load_si512(w + j + 8), half);
-    // bits 59..29 to 62..32, the sign kept at 63: the f32 in the upper half
-    a = _mm512_ternarylogic_epi64(_mm512_slli_epi64(a, 3), a, sign, 0xd8);
-    b = _mm512_ternarylogic_epi64(_mm512_slli_epi64(b, 3), b, sign, 0xd8);
-    _mm512_store_si512(y + j, _mm512_permutex2var_epi32(a, odd, b));
-  }
+  for (int j = 0; j < D; j += 16) _mm512_store_si512(y + j, narrowed(w + j));
 }
 static double cycles(void (*f)(void)) {
   double best = 1e300;
