@@ -7,9 +7,11 @@ Each RUN.json is the output of one `normoracle bench --json` (built with `--feat
 for the ×candle rows). Prints one row per target, one column per size (in the order of the
 first run), each cell the median over the runs of the record's own ratio (`vs_memcpy`, or
 `vs_candle` against `candle_dtype`: each already a median of ratios taken moments apart),
-with `--ranges` its [min–max] over the runs; in Markdown, met targets in bold. Then the
-medians of the seconds per call of every kernel, op and dtype. A target whose records are
-absent (no candle-nn, a size or dtype not run) reads "–".
+with `--ranges` its [min–max] over the runs; in Markdown, met targets in bold. A last row
+gives the floor's ×memcpy in f32 (`kernels::floor`: what every kernel must do, so no
+kernel's ×memcpy can exceed it). Then the medians of the seconds per call of every kernel,
+op and dtype. A target whose records are absent (no candle-nn, a size or dtype not run)
+reads "–".
 
 Exit status 2 with a one-line message if a file cannot be read or is not a bench report.
 """
@@ -27,6 +29,7 @@ TARGETS = [
     ("f16 LayerNorm ≥ 20× candle-nn's f16", "layer_norm", "f16", "vs_candle", 20.0),
     ("bf16 LayerNorm ≥ 20× candle-nn's f16", "layer_norm", "bf16", "vs_candle", 20.0),
 ]
+FLOOR_LABEL = "f32 floor ×memcpy (no kernel above it)"
 KEYS = ("kernel", "op", "dtype", "rows", "d", "seconds", "vs_memcpy", "vs_candle")
 
 
@@ -121,6 +124,12 @@ def main():
                  lambda v, n=digits: f"{v:.{n}f}", args.ranges, meets)
             for size in sizes
         ])
+    # The floor's ×memcpy: the ceiling of the two memcpy targets, never in bold.
+    rows.append([FLOOR_LABEL] + [
+        cell(over_runs(runs, "vs_memcpy", "floor".__eq__, ("floor", "f32", *size)),
+             lambda v: f"{v:.2f}", args.ranges)
+        for size in sizes
+    ])
     print(render(["target"] + size_names, rows, args.format))
 
     # Median seconds per call, in the units the docs quote.

@@ -8,20 +8,22 @@
 //! cargo run --release --example kernel_timing -- OP DTYPE ROWS D CALLS [X_OFF PARAMS_OFF Y_OFF]
 //! ```
 //!
-//! OP: layer_norm (with γ and β) or rms_norm (with γ); DTYPE: f32, f16 or bf16; offsets in
+//! OP: layer_norm (with γ and β), rms_norm (with γ) or floor (the bench's floor,
+//! `kernels::floor`: what every kernel must do); DTYPE: f32, f16 or bf16; offsets in
 //! bytes past a 64-byte line, multiples of the element size below 64 (default 0).
 //! `RAYON_NUM_THREADS` sets the threads. Prints one line: the best and median call in µs.
 
 use half::{bf16, f16};
 use normoracle::dtype::Dtype;
 use normoracle::kernels::bench::Inputs;
-use normoracle::kernels::{normalize, Element, Layout, Options, Params};
+use normoracle::kernels::{floor::floor, normalize, Element, Layout, Options, Params};
 use normoracle::problem::Op;
 use std::process::ExitCode;
 use std::time::Instant;
 
 struct Args {
-    op: Op,
+    /// The op, or `None` for the floor.
+    op: Option<Op>,
     dtype: Dtype,
     rows: usize,
     d: usize,
@@ -39,7 +41,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
             .map_err(|_| format!("{what} must be a whole number, got {s:?}"))
     };
     let args = Args {
-        op: op.parse::<Op>().map_err(|e| e.to_string())?,
+        op: match op.as_str() {
+            "floor" => None,
+            op => Some(op.parse::<Op>().map_err(|e| e.to_string())?),
+        },
         dtype: dtype.parse::<Dtype>().map_err(|e| e.to_string())?,
         rows: number(rows, "ROWS")?,
         d: number(d, "D")?,
@@ -108,21 +113,17 @@ fn time<T: Element>(args: &Args) -> Result<(f64, f64), String> {
     let mut y = Placed::new(&vec![T::default(); n], y_off);
     let params = Params {
         gamma: Some(gamma.get()),
-        beta: (args.op == Op::LayerNorm).then_some(beta.get()),
+        beta: (args.op == Some(Op::LayerNorm)).then_some(beta.get()),
         eps: 1e-5,
     };
     let layout = Layout::contiguous(args.rows, args.d);
     let mut seconds = Vec::with_capacity(args.calls);
     for _ in 0..args.calls {
         let start = Instant::now();
-        normalize(
-            args.op,
-            x.get(),
-            y.get_mut(),
-            layout,
-            params,
-            Options::default(),
-        )
+        match args.op {
+            Some(op) => normalize(op, x.get(), y.get_mut(), layout, params, Options::default()),
+            None => floor(x.get(), y.get_mut(), layout, None, None),
+        }
         .map_err(|e| e.to_string())?;
         seconds.push(start.elapsed().as_secs_f64());
     }
@@ -145,7 +146,7 @@ fn main() -> ExitCode {
         Ok((a, (best, median))) => {
             println!(
                 "{} {} {} x {} ({} calls, offsets {:?}): best {:.2} us, median {:.2} us",
-                a.op.name(),
+                a.op.map_or("floor", Op::name),
                 a.dtype.name(),
                 a.rows,
                 a.d,

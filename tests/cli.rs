@@ -260,8 +260,8 @@ fn bench_json_records_are_consistent() {
         "--dtypes",
         "f32,bf16",
     ]);
-    // Per size and dtype: memcpy, LayerNorm, RMSNorm.
-    assert_eq!(records.len(), 2 * 2 * 3, "{records:?}");
+    // Per size and dtype: memcpy, the floor, LayerNorm, RMSNorm.
+    assert_eq!(records.len(), 2 * 2 * 4, "{records:?}");
     for r in &records {
         let field = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
         let (rows, d, seconds) = (field("rows"), field("d"), field("seconds"));
@@ -275,9 +275,19 @@ fn bench_json_records_are_consistent() {
         // The machine that measured it, the same line in every record.
         let cpu = r["cpu"].as_str().unwrap_or_else(|| panic!("cpu in {r}"));
         assert!(!cpu.is_empty() && cpu == records[0]["cpu"], "{r}");
+        // The native kernels' ratio to the floor, timed in the same rounds; none for the
+        // memcpy and the floor.
         match r["kernel"].as_str().unwrap() {
             "memcpy" => assert_eq!((r["op"].as_str(), vs_memcpy), (Some("copy"), 1.0)),
-            k => assert!(k.starts_with("native-"), "{r}"),
+            "floor" => assert_eq!(r["op"], "floor", "{r}"),
+            k => {
+                assert!(k.starts_with("native-"), "{r}");
+                let vs_floor = field("vs_floor");
+                assert!(vs_floor.is_finite() && vs_floor > 0.0, "{r}");
+            }
+        }
+        if !r["kernel"].as_str().unwrap().starts_with("native-") {
+            assert!(r["vs_floor"].is_null(), "{r}");
         }
         // No candle-nn, no ratio to it.
         assert!(
@@ -294,12 +304,12 @@ fn bench_json_records_are_consistent() {
 #[test]
 fn bench_json_pairs_native_records_with_candle() {
     let records = bench_records(&["--sizes", "2x64", "--dtypes", "f32,f16,bf16"]);
-    // Per dtype: memcpy, then ours and candle-nn's for each of the two ops.
-    assert_eq!(records.len(), 3 * 5, "{records:?}");
-    for (case, dtype) in records.chunks(5).zip(["f32", "f16", "bf16"]) {
+    // Per dtype: memcpy, the floor, then ours and candle-nn's for each of the two ops.
+    assert_eq!(records.len(), 3 * 6, "{records:?}");
+    for (case, dtype) in records.chunks(6).zip(["f32", "f16", "bf16"]) {
         let kernels: Vec<&str> = case.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
-        assert_eq!(kernels[0], "memcpy");
-        for pair in case[1..].chunks(2) {
+        assert_eq!(kernels[..2], ["memcpy", "floor"]);
+        for pair in case[2..].chunks(2) {
             let (ours, theirs) = (&pair[0], &pair[1]);
             assert!(
                 ours["kernel"].as_str().unwrap().starts_with("native-"),
@@ -351,6 +361,11 @@ fn runs_table_gives_each_targets_median_over_the_runs() {
                 let (op, d) = (r["op"].as_str().unwrap(), r["d"].as_u64().unwrap());
                 r["vs_memcpy"] = ratios(op, d)[k].into();
             }
+            // The floor's own row (medians 0.9 and 0.7), never in bold.
+            for r in run.iter_mut().filter(|r| r["kernel"] == "floor") {
+                let d = r["d"].as_u64().unwrap();
+                r["vs_memcpy"] = [[1.0, 0.9, 0.8], [0.7, 0.6, 0.75]][(d != 64) as usize][k].into();
+            }
             // candle-nn's records of the same cases, as `--features candle` adds them, which
             // the targets' cells must leave out.
             let theirs: Vec<serde_json::Value> = run
@@ -395,10 +410,20 @@ fn runs_table_gives_each_targets_median_over_the_runs() {
         "{csv}"
     );
     assert!(lines.contains(&"f32 LayerNorm ≥ 3× candle-nn,–,–"), "{csv}");
+    assert!(
+        lines.contains(&"f32 floor ×memcpy (no kernel above it),0.90,0.70"),
+        "{csv}"
+    );
     let markdown = table(&["--ranges"]);
     assert!(
         markdown
             .contains("| f32 RMSNorm ≥ 0.8× memcpy | 0.20 [0.10–0.30] | **0.85 [0.75–0.95]** |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(
+            "| f32 floor ×memcpy (no kernel above it) | 0.90 [0.80–1.00] | 0.70 [0.60–0.75] |"
+        ),
         "{markdown}"
     );
 

@@ -1,5 +1,6 @@
-//! `normoracle bench`: throughput of the native kernels against a memcpy of the same bytes
-//! (and candle-nn with the `candle` feature), measured in the same run.
+//! `normoracle bench`: throughput of the native kernels against a memcpy of the same bytes,
+//! the floor (what every kernel must do, and no more) and candle-nn with the `candle`
+//! feature, measured in the same run.
 
 use super::Outcome;
 use normoracle::artifacts::format::{Format, Table};
@@ -12,7 +13,7 @@ use std::time::Duration;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// One JSON record per case (kernel, op, dtype, rows, d, seconds, gbps, vs_memcpy,
-    /// vs_candle, candle_dtype, threads, cpu), as a JSON array, instead of a table.
+    /// vs_floor, vs_candle, candle_dtype, threads, cpu), as a JSON array, instead of a table.
     #[arg(long)]
     json: bool,
     /// Table format: md, csv or latex.
@@ -97,7 +98,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         .map_err(|e| Error::usage(format!("cannot build a thread pool: {e}")))?;
     let cases = config.sizes.len()
         * config.dtypes.len()
-        * (1 + config.ops.len() * (1 + config.candle as usize));
+        * (2 + config.ops.len() * (1 + config.candle as usize));
     let bar = indicatif::ProgressBar::new(cases as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
@@ -127,11 +128,11 @@ pub fn run(args: Args) -> Result<Outcome> {
 
 fn table(records: &[Record], config: &Config) -> Table {
     let mut t = Table::new([
-        "kernel", "op", "dtype", "rows×d", "median", "GB/s", "×memcpy", "×candle",
+        "kernel", "op", "dtype", "rows×d", "median", "GB/s", "×memcpy", "×floor", "×candle",
     ]);
     let (threads, cpu) = records.first().map_or((0, ""), |r| (r.threads, r.cpu));
     t.comment(format!(
-        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; ×memcpy and ×candle: medians of ratios to samples taken in alternation; CPU: {cpu}",
+        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; ×memcpy, ×floor and ×candle: medians of ratios to samples taken in alternation; the floor does only what every kernel must (one pass reducing x, one writing y), so its ×memcpy bounds every kernel's; CPU: {cpu}",
         config.samples, config.seed
     ));
     for r in records {
@@ -148,6 +149,7 @@ fn table(records: &[Record], config: &Config) -> Table {
             human_seconds(r.seconds),
             format!("{:.2}", r.gbps),
             format!("{:.2}", r.vs_memcpy),
+            r.vs_floor.map_or_else(String::new, |v| format!("{v:.2}")),
             vs_candle,
         ]);
     }

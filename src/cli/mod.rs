@@ -76,7 +76,8 @@ pub enum Command {
     Fuzz(fuzz::Args),
     /// The papers' theorems, each checked in exact arithmetic, with their verdicts.
     Theorems(theorems::Args),
-    /// Throughput of the native kernels vs a memcpy of the same bytes (and candle-nn).
+    /// Throughput of the native kernels vs a memcpy of the same bytes, the floor (what every
+    /// kernel must do) and candle-nn.
     Bench(bench::Args),
     /// The LayerNorm output hyperellipsoid (Riechers 2024): normal, axes, certified lengths.
     Ellipsoid(ellipsoid::Args),

@@ -1,10 +1,11 @@
-//! `normoracle bench`: the native kernels, a memcpy of the same bytes and (with the `candle`
+//! `normoracle bench`: the native kernels, a memcpy of the same bytes, the floor
+//! ([`super::floor`]: what every kernel must do, and no more) and (with the `candle`
 //! feature) candle-nn's kernels, timed in one run on one thread pool. Medians of several
 //! samples; every speed is also given as a ratio to a memcpy of the same bytes, and the
-//! native kernels' as a ratio to candle-nn's, each timed in alternation with it
-//! ([`time_together`]).
+//! native kernels' as ratios to the floor's and candle-nn's, each timed in alternation
+//! with it ([`time_together`]).
 
-use super::{normalize, Element, Isa, Layout, Options, Params};
+use super::{floor::floor, normalize, Element, Isa, Layout, Options, Params};
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::problem::Op;
@@ -75,6 +76,10 @@ pub struct Record {
     /// seconds / seconds, each sample in the same round as one of the memcpy, which opens
     /// the round (see [`time_together`]); 1 for the memcpy itself.
     pub vs_memcpy: f64,
+    /// Speed relative to the floor ([`super::floor`]; native kernels): the median over
+    /// samples of the floor's seconds / seconds, each pair of samples taken moments apart.
+    /// At most about 1: the floor does part of what every kernel does.
+    pub vs_floor: Option<f64>,
     /// Speed relative to candle-nn's kernel of the same op (native kernels, where candle-nn
     /// ran): the median over samples of candle-nn's seconds / seconds, each pair of
     /// samples taken moments apart (see [`time_together`]).
@@ -259,6 +264,7 @@ fn run_case<T: Element>(
         seconds,
         gbps: bytes / seconds / 1e9,
         vs_memcpy,
+        vs_floor: None,
         vs_candle: None,
         candle_dtype: None,
         threads,
@@ -267,6 +273,8 @@ fn run_case<T: Element>(
     // The copy writes a buffer of its own, not y: timed in alternation with a kernel, both
     // closures hold their output mutably at once. The same bytes are read and written.
     let mut copy = vec![T::default(); n];
+    // The floor's y, likewise its own.
+    let mut floor_y = vec![T::default(); n];
     let memcpy = time_median(config.samples, config.min_sample, || {
         parallel_copy(&x, &mut copy)
     });
@@ -277,32 +285,47 @@ fn run_case<T: Element>(
         stream: config.stream,
         ..Options::default()
     };
-    for &op in &config.ops {
+    let stream = config.stream;
+    let layout = Layout::contiguous(rows, d);
+    for (i, &op) in config.ops.iter().enumerate() {
         // LayerNorm with γ and β, RMSNorm with γ: the usual configurations.
         let params = Params {
             gamma: Some(&gamma),
             beta: (op == Op::LayerNorm).then_some(&beta[..]),
             eps: 1e-5,
         };
-        let layout = Layout::contiguous(rows, d);
         normalize(op, &x, &mut y, layout, params, options)?;
+        floor(&x, &mut floor_y, layout, Some(isa), stream)?;
         let mut candle = candle_kernels(config, op, rows, &x, params)?;
-        // One round: the memcpy, ours, then candle-nn's kernels (its own dtype's first).
+        // One round: the memcpy, the floor, ours, then candle-nn's kernels (its own
+        // dtype's first).
         let mut copy_op = || parallel_copy(&x, &mut copy);
+        let mut floor_op =
+            || floor(&x, &mut floor_y, layout, Some(isa), stream).expect("validated above");
         let mut native_op =
             || normalize(op, &x, &mut y, layout, params, options).expect("validated above");
-        let mut ops: Vec<&mut dyn FnMut()> = vec![&mut copy_op, &mut native_op];
+        let mut ops: Vec<&mut dyn FnMut()> = vec![&mut copy_op, &mut floor_op, &mut native_op];
         ops.extend(candle.iter_mut().map(|k| &mut k.run as &mut dyn FnMut()));
         let seconds = time_together(config.samples, config.min_sample, &mut ops);
-        let [copies, native, candle_seconds @ ..] = &seconds[..] else {
-            unreachable!("the memcpy and ours are always timed")
+        let [copies, floors, native, candle_seconds @ ..] = &seconds[..] else {
+            unreachable!("the memcpy, the floor and ours are always timed")
         };
+        // The floor does the same whatever the op: recorded once a case.
+        if i == 0 {
+            emit(record(
+                "floor".into(),
+                "floor",
+                median(floors.clone()),
+                paired_ratio(copies, floors),
+            ));
+        }
         let mut ours = record(
             format!("native-{isa}"),
             op.name(),
             median(native.clone()),
             paired_ratio(copies, native),
         );
+        ours.vs_floor = Some(paired_ratio(floors, native));
         // candle-nn's kernel in our dtype is recorded; the yardstick is the last one run.
         if let (Some(yardstick), Some(theirs)) = (candle.last(), candle_seconds.last()) {
             ours.vs_candle = Some(paired_ratio(theirs, native));

@@ -25,6 +25,7 @@ pub mod bench;
 mod boundaries;
 pub mod cpu;
 pub mod element;
+pub mod floor;
 pub mod narrow;
 mod row;
 pub mod simd;
@@ -408,14 +409,10 @@ fn run_rows<T: Element, P: row::Param>(
         class,
         f32_path,
     } = call;
-    let rows_per_task = options
-        .rows_per_task
-        .unwrap_or_else(|| (VALUES_PER_TASK / layout.d).max(1))
-        .max(1);
+    let rows_per_task = rows_per_task(options.rows_per_task, layout.d);
     let stream = options
         .stream
         .unwrap_or_else(|| streams_by_default(T::DTYPE, layout, class));
-    let single_task = rows_per_task >= layout.rows;
     // The 16-bit formats' rows are widened once where they take the f64 path (where
     // `f32_path` is false, and `RowParams::f32_path` reads the path back from this; the
     // others take the f32 path, which reads x itself, and its rows that may not take it,
@@ -445,7 +442,26 @@ fn run_rows<T: Element, P: row::Param>(
         };
         token.vectorize(rows);
     };
-    if single_task {
+    in_tasks(y, layout, rows_per_task, task);
+}
+
+/// Rows per parallel task: as requested, else enough for [`VALUES_PER_TASK`] values; at
+/// least one.
+fn rows_per_task(requested: Option<usize>, d: usize) -> usize {
+    requested
+        .unwrap_or_else(|| (VALUES_PER_TASK / d).max(1))
+        .max(1)
+}
+
+/// `task(first_row, y_rows)` over y in runs of `rows_per_task` rows (the last may be
+/// shorter), on rayon's pool where there are several.
+fn in_tasks<T: Send>(
+    y: &mut [T],
+    layout: Layout,
+    rows_per_task: usize,
+    task: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if rows_per_task >= layout.rows {
         task(0, y);
     } else {
         y.par_chunks_mut(rows_per_task * layout.y_stride)

@@ -220,7 +220,9 @@ pub trait Simd: Copy + Send + Sync {
     fn f32x16_fma(self, a: Self::F32x16, b: Self::F32x16, c: Self::F32x16) -> Self::F32x16;
     /// Bit l set where lane l is [`uncertain_lane`] (y lane l of `y`).
     fn f32x16_uncertain(self, y: Self::F32x16, t: &CertainTest) -> u16;
-    /// Stores as they are (`stream`: a non-temporal hint; `dst` then 16-byte aligned).
+    /// Stores as they are (`stream`: a non-temporal hint, taken on x86 as the f64 path's
+    /// stores take it; `dst` then 16-byte aligned). The kernels' f32 rows never take the
+    /// f32 path; the bench's floor (`kernels::floor`) stores its f32 rows with this.
     fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], stream: bool);
     /// Each lane rounded to nearest-even f16, except perhaps where the lane is NaN, ±∞,
     /// below 2^-100 in magnitude or exactly a midpoint (lanes the callers never keep).

@@ -179,6 +179,16 @@ unsafe fn put_f32x8(f: __m256, dst: &mut [f32; 8], stream: bool) {
     }
 }
 
+/// Sixteen f32 as two halves of eight, to write.
+#[inline(always)]
+fn halves_of_16(dst: &mut [f32; 16]) -> [&mut [f32; 8]; 2] {
+    let (halves, _) = dst.as_chunks_mut::<8>();
+    let [lo, hi] = halves else {
+        unreachable!("sixteen values are two halves of eight")
+    };
+    [lo, hi]
+}
+
 /// Eight f32 in two halves, stored (streamed: two 16-byte halves, each aligned).
 #[inline(always)]
 unsafe fn put_f32x8_halves(lo: __m128, hi: __m128, dst: &mut [f32; 8], stream: bool) {
@@ -587,10 +597,11 @@ impl Simd for Avx2 {
         unsafe { uncertain_x8(y.0, t) as u16 | ((uncertain_x8(y.1, t) as u16) << 8) }
     }
     #[inline(always)]
-    fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], _stream: bool) {
+    fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], stream: bool) {
+        let [lo, hi] = halves_of_16(dst);
         unsafe {
-            _mm256_storeu_ps(dst.as_mut_ptr(), v.0);
-            _mm256_storeu_ps(dst.as_mut_ptr().add(8), v.1);
+            put_f32x8(v.0, lo, stream);
+            put_f32x8(v.1, hi, stream);
         }
     }
     #[inline(always)]
@@ -935,8 +946,18 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
         }
     }
     #[inline(always)]
-    fn f32x16_store_f32(self, v: __m512, dst: &mut [f32; 16], _stream: bool) {
-        unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), v) }
+    fn f32x16_store_f32(self, v: __m512, dst: &mut [f32; 16], stream: bool) {
+        unsafe {
+            if stream {
+                // As the f64 path's stores: 16-byte non-temporal parts (rows need only
+                // 16-byte alignment).
+                let [lo, hi] = halves_of_16(dst);
+                put_f32x8(_mm512_castps512_ps256(v), lo, true);
+                put_f32x8(_mm512_extractf32x8_ps::<1>(v), hi, true);
+            } else {
+                _mm512_storeu_ps(dst.as_mut_ptr(), v)
+            }
+        }
     }
     #[inline(always)]
     fn f32x16_store_f16(self, v: __m512, dst: &mut [u16; 16], stream: bool) {
