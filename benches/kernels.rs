@@ -1,11 +1,13 @@
 //! divan benchmarks of the native kernels next to a memcpy of the same bytes (x read,
-//! y written). Run with `cargo bench --bench kernels`; `RAYON_NUM_THREADS` sets the pool.
-//! `normoracle bench` prints the same comparison as ratios measured in one run.
+//! y written) and the floor (`kernels::floor`: what every kernel must do, with y through
+//! the caches and streamed past them). Run with `cargo bench --bench kernels`;
+//! `RAYON_NUM_THREADS` sets the pool. `normoracle bench` prints the same comparison as
+//! ratios measured in one run.
 
 use divan::counter::BytesCount;
 use divan::Bencher;
 use half::{bf16, f16};
-use normoracle::kernels::{normalize, Element, Layout, Options, Params};
+use normoracle::kernels::{floor::floor, normalize, Element, Layout, Options, Params};
 use normoracle::problem::Op;
 
 fn main() {
@@ -84,6 +86,34 @@ fn layer_norm_bf16(b: Bencher, size: (usize, usize)) {
 #[divan::bench(args = SIZES)]
 fn rms_norm_bf16(b: Bencher, size: (usize, usize)) {
     kernel::<bf16>(b, Op::RmsNorm, size);
+}
+
+fn floor_of<T: Element>(bencher: Bencher, (rows, d): (usize, usize), stream: bool) {
+    let (x, _, _) = inputs::<T>(rows, d);
+    let mut y = vec![T::default(); rows * d];
+    bencher
+        .counter(BytesCount::of_many::<T>(2 * rows * d))
+        .bench_local(|| floor(&x, &mut y, Layout::contiguous(rows, d), None, Some(stream)).unwrap());
+}
+
+#[divan::bench(args = SIZES)]
+fn floor_cached_f32(b: Bencher, size: (usize, usize)) {
+    floor_of::<f32>(b, size, false);
+}
+
+#[divan::bench(args = SIZES)]
+fn floor_streamed_f32(b: Bencher, size: (usize, usize)) {
+    floor_of::<f32>(b, size, true);
+}
+
+#[divan::bench(args = SIZES)]
+fn floor_cached_f16(b: Bencher, size: (usize, usize)) {
+    floor_of::<f16>(b, size, false);
+}
+
+#[divan::bench(args = SIZES)]
+fn floor_streamed_f16(b: Bencher, size: (usize, usize)) {
+    floor_of::<f16>(b, size, true);
 }
 
 #[divan::bench(args = SIZES)]

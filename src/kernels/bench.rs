@@ -297,28 +297,34 @@ fn run_case<T: Element>(
         normalize(op, &x, &mut y, layout, params, options)?;
         floor(&x, &mut floor_y.borrow_mut(), layout, Some(isa), None)?;
         let mut candle = candle_kernels(config, op, rows, &x, params)?;
-        // One round: the memcpy, the floor with y through the caches and streamed past
-        // them, ours, then candle-nn's kernels (its own dtype's first). The floor's time in
-        // a round is the lesser of its two: whichever store policy a kernel takes, it
-        // cannot beat both.
+        // One round: the memcpy, ours, candle-nn's kernels (its own dtype's first), then the
+        // floor with y streamed past the caches and through them. The floor's time in a
+        // round is the lesser of its two: whichever store policy a kernel takes, it cannot
+        // beat both. It comes last so that each of the others follows what it followed
+        // before the floor was timed (the memcpy a kernel's output written through the
+        // caches): right after the memcpy it made f16 LayerNorm 1.08 and 1.15 times as
+        // slow at 4096 × 4096 and 16384 × 1024 (`benches/ab.py`, 8 rounds, 2 threads),
+        // whose output a cached floor had left in L3 to be written back.
         let mut copy_op = || parallel_copy(&x, &mut copy);
+        let mut native_op =
+            || normalize(op, &x, &mut y, layout, params, options).expect("validated above");
         let floor_op = |stream| {
             let mut y = floor_y.borrow_mut();
             floor(&x, &mut y, layout, Some(isa), Some(stream)).expect("validated above")
         };
-        let (mut floor_cached, mut floor_streamed) = (|| floor_op(false), || floor_op(true));
-        let mut native_op =
-            || normalize(op, &x, &mut y, layout, params, options).expect("validated above");
-        let mut ops: Vec<&mut dyn FnMut()> = vec![
-            &mut copy_op,
-            &mut floor_cached,
-            &mut floor_streamed,
-            &mut native_op,
-        ];
+        let (mut floor_streamed, mut floor_cached) = (|| floor_op(true), || floor_op(false));
+        let mut ops: Vec<&mut dyn FnMut()> = vec![&mut copy_op, &mut native_op];
         ops.extend(candle.iter_mut().map(|k| &mut k.run as &mut dyn FnMut()));
+        ops.extend([
+            &mut floor_streamed as &mut dyn FnMut(),
+            &mut floor_cached as &mut dyn FnMut(),
+        ]);
         let seconds = time_together(config.samples, config.min_sample, &mut ops);
-        let [copies, cached, streamed, native, candle_seconds @ ..] = &seconds[..] else {
-            unreachable!("the memcpy, the floor and ours are always timed")
+        let [copies, native, others @ ..] = &seconds[..] else {
+            unreachable!("the memcpy and ours are always timed")
+        };
+        let [candle_seconds @ .., streamed, cached] = others else {
+            unreachable!("the floor is always timed")
         };
         let floors: &Vec<f64> = &cached.iter().zip(streamed).map(|(a, b)| a.min(*b)).collect();
         // The floor does the same whatever the op: recorded once a case.
