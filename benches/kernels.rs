@@ -93,7 +93,9 @@ fn floor_of<T: Element>(bencher: Bencher, (rows, d): (usize, usize), stream: boo
     let mut y = vec![T::default(); rows * d];
     bencher
         .counter(BytesCount::of_many::<T>(2 * rows * d))
-        .bench_local(|| floor(&x, &mut y, Layout::contiguous(rows, d), None, Some(stream)).unwrap());
+        .bench_local(|| {
+            floor(&x, &mut y, Layout::contiguous(rows, d), None, Some(stream)).unwrap()
+        });
 }
 
 #[divan::bench(args = SIZES)]

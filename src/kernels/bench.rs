@@ -326,7 +326,11 @@ fn run_case<T: Element>(
         let [candle_seconds @ .., streamed, cached] = others else {
             unreachable!("the floor is always timed")
         };
-        let floors: &Vec<f64> = &cached.iter().zip(streamed).map(|(a, b)| a.min(*b)).collect();
+        let floors: &Vec<f64> = &cached
+            .iter()
+            .zip(streamed)
+            .map(|(a, b)| a.min(*b))
+            .collect();
         // The floor does the same whatever the op: recorded once a case.
         if i == 0 {
             emit(record(

@@ -12,17 +12,20 @@
 //! * one pass that writes y = x − sum, one operation per sixteen values, in the row's own
 //!   format (the 16-bit formats widened and rounded by the same instructions as the f32
 //!   path's);
-//! * the kernels' task split (rows never split, [`super::VALUES_PER_TASK`] values a task),
-//!   store policy (non-temporal stores where the kernels stream) and instruction set.
+//! * the kernels' task split (rows never split, [`super::VALUES_PER_TASK`] values a task)
+//!   and instruction set; y through the caches or streamed past them, as asked (by
+//!   default as the kernels store it). The bench times both and keeps the faster in each
+//!   round, so that the floor bounds a kernel of either store policy.
 //!
 //! It reads no γ or β, computes no variance, takes no care of accuracy: its y is not a
 //! normalization. What it measures is the time of its memory traffic and loop overhead,
 //! which a real kernel adds its arithmetic to. So its ratio to a memcpy of the same bytes
 //! bounds every kernel's ratio on that machine, in that run; where the floor itself is
 //! below a target, no kernel can meet it there. (Its loops are as plain as a loop can be;
-//! a kernel whose rows overlapped one row's reads with another's writes better than the
+//! a kernel that overlapped one row's reads with another's writes better than the
 //! hardware does on its own could in principle beat it, which `bench` would show as a
-//! `vs_floor` above 1.)
+//! `vs_floor` above 1. A row split between threads is slower, not faster, at the widths
+//! where the floor is below the targets: `examples/row_split.rs`.)
 //!
 //! Why the single row is the case that shows it: in L1, a memcpy of a row is bound by its
 //! stores, while the floor must load the whole row before its first store. On a core that
@@ -98,25 +101,41 @@ impl<T: Element> Vectorized for FloorRows<'_, T> {
     }
 }
 
-/// One row: its sum, then y = x − sum. The blocks of sixteen values start where y's are
-/// aligned to their size (64 bytes for f32, 32 for the 16-bit formats), so that no store
-/// of y crosses a cache line: the values before the first such block (the head) and
-/// after the last (the tail) go through a padded block each. Rows of a `Vec` are often
-/// 16 bytes past a line, and there a row of 4096 f32 in L1 took 2.3 times as long with
-/// every other store split over two lines (`benches/loop_model/floor.c`).
+/// One row: its sum, then y = x − sum.
 #[inline(always)]
 fn floor_row<S: Simd, T: Element>(s: S, x: &[T], y: &mut [T], stream: bool) {
-    let size = std::mem::size_of::<T>();
-    let head = ((y.as_ptr() as usize).wrapping_neg() % (16 * size) / size).min(x.len());
-    let (x_head, x_body) = x.split_at(head);
-    let (blocks, x_tail) = x_body.as_chunks::<16>();
-    let padded = |part: &[T]| {
-        let mut block = [T::default(); 16];
-        block[..part.len()].copy_from_slice(part);
-        block
-    };
-    let (head_block, tail_block) = (padded(x_head), padded(x_tail));
+    let sum = row_sum(s, x);
+    write_row(s, x, y, s.f32x16_splat(sum), stream);
+}
 
+/// How many values of a row at `p` come before its first block of sixteen that starts on a
+/// multiple of the block's size (64 bytes for f32, 32 for the 16-bit formats), where no
+/// access to the block crosses a cache line; at most `len`. Rows of a `Vec` are often 16
+/// bytes past a line: there a row of 4096 f32 in L1 took up to 2.3 times as long, with
+/// every other access split over two lines (`benches/loop_model/floor.c`).
+#[inline(always)]
+fn unaligned_head<T>(p: *const T, len: usize) -> usize {
+    let size = std::mem::size_of::<T>();
+    ((p as usize).wrapping_neg() % (16 * size) / size).min(len)
+}
+
+/// A block of sixteen holding `part` (at most sixteen values), then zeros. Element by
+/// element: a copy of the slice called `memcpy`, four calls a row.
+#[inline(always)]
+fn padded<T: Element>(part: &[T]) -> [T; 16] {
+    let mut block = [T::default(); 16];
+    for (slot, v) in block.iter_mut().zip(part) {
+        *slot = *v;
+    }
+    block
+}
+
+/// The sum of the row in f32 lanes, four sums of sixteen (the padding adds nothing), its
+/// blocks aligned on x.
+#[inline(always)]
+fn row_sum<S: Simd, T: Element>(s: S, x: &[T]) -> f32 {
+    let (head, body) = x.split_at(unaligned_head(x.as_ptr(), x.len()));
+    let (blocks, tail) = body.as_chunks::<16>();
     let zero = s.f32x16_splat(0.0);
     let mut sums = [zero; 4];
     let (quads, rest) = blocks.as_chunks::<4>();
@@ -128,27 +147,40 @@ fn floor_row<S: Simd, T: Element>(s: S, x: &[T], y: &mut [T], stream: bool) {
     for (sum, block) in sums.iter_mut().zip(rest) {
         *sum = s.f32x16_add(*sum, T::load16(s, block));
     }
-    // The padding is zeros: it adds nothing.
-    sums[0] = s.f32x16_add(sums[0], T::load16(s, &head_block));
-    sums[1] = s.f32x16_add(sums[1], T::load16(s, &tail_block));
+    sums[0] = s.f32x16_add(sums[0], T::load16(s, &padded(head)));
+    sums[1] = s.f32x16_add(sums[1], T::load16(s, &padded(tail)));
     let total = s.f32x16_add(
         s.f32x16_add(sums[0], sums[1]),
         s.f32x16_add(sums[2], sums[3]),
     );
     let mut lanes = [0.0f32; 16];
     s.f32x16_store_f32(total, &mut lanes, false);
-    let sum = s.f32x16_splat(lanes.iter().sum());
+    lanes.iter().sum()
+}
 
+/// y = x − sum, its blocks aligned on y (stores that cross a line cost more than loads).
+#[inline(always)]
+fn write_row<S: Simd, T: Element>(s: S, x: &[T], y: &mut [T], sum: S::F32x16, stream: bool) {
+    let head = unaligned_head(y.as_ptr(), y.len());
+    let (x_head, x_body) = x.split_at(head);
     let (y_head, y_body) = y.split_at_mut(head);
+    let (blocks, x_tail) = x_body.as_chunks::<16>();
     let (y_blocks, y_tail) = y_body.as_chunks_mut::<16>();
     for (out, block) in y_blocks.iter_mut().zip(blocks) {
         T::store16(s, s.f32x16_sub(T::load16(s, block), sum), out, stream);
     }
-    for (part, block) in [(y_head, &head_block), (y_tail, &tail_block)] {
+    for (part, values) in [(y_head, x_head), (y_tail, x_tail)] {
         if !part.is_empty() {
             let mut out = [T::default(); 16];
-            T::store16(s, s.f32x16_sub(T::load16(s, block), sum), &mut out, false);
-            part.copy_from_slice(&out[..part.len()]);
+            T::store16(
+                s,
+                s.f32x16_sub(T::load16(s, &padded(values)), sum),
+                &mut out,
+                false,
+            );
+            for (slot, v) in part.iter_mut().zip(out) {
+                *slot = v;
+            }
         }
     }
 }
