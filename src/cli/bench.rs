@@ -132,7 +132,7 @@ fn table(records: &[Record], config: &Config) -> Table {
     ]);
     let (threads, cpu) = records.first().map_or((0, ""), |r| (r.threads, r.cpu));
     t.comment(format!(
-        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; ×memcpy, ×floor and ×candle: medians of ratios to samples taken in alternation; the floor does only what every kernel must (one pass reducing x, one writing y), so its ×memcpy bounds every kernel's; CPU: {cpu}",
+        "normoracle bench: {threads} threads, {} samples (median), seed {}; GB/s counts x read + y written; ×memcpy, ×floor and ×candle: medians of ratios to samples taken in alternation; the floor does only what every kernel must (one pass reducing x, one writing y; the faster of cached and streamed stores), so no kernel's ×memcpy can much exceed its; CPU: {cpu}",
         config.samples, config.seed
     ));
     for r in records {

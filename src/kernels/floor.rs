@@ -12,7 +12,7 @@
 //! * one pass that writes y = x − sum, one operation per sixteen values, in the row's own
 //!   format (the 16-bit formats widened and rounded by the same instructions as the f32
 //!   path's);
-//! * the kernels' task split (rows never split, [`super::VALUES_PER_TASK`] values a task)
+//! * the kernels' task split (rows never split, `VALUES_PER_TASK` values a task)
 //!   and instruction set; y through the caches or streamed past them, as asked (by
 //!   default as the kernels store it). The bench times both and keeps the faster in each
 //!   round, so that the floor bounds a kernel of either store policy.
