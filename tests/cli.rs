@@ -260,8 +260,12 @@ fn bench_json_records_are_consistent() {
         "--dtypes",
         "f32,bf16",
     ]);
-    // Per size and dtype: memcpy, the floor, LayerNorm, RMSNorm.
+    // Per size and dtype: memcpy, the floor, LayerNorm, RMSNorm, in that order.
     assert_eq!(records.len(), 2 * 2 * 4, "{records:?}");
+    for case in records.chunks(4) {
+        let ops: Vec<&str> = case.iter().map(|r| r["op"].as_str().unwrap()).collect();
+        assert_eq!(ops, ["copy", "floor", "layer_norm", "rms_norm"], "{case:?}");
+    }
     for r in &records {
         let field = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
         let (rows, d, seconds) = (field("rows"), field("d"), field("seconds"));

@@ -146,6 +146,12 @@ pub fn paired_ratio(base: &[f64], of: &[f64]) -> f64 {
     median(base.iter().zip(of).map(|(b, t)| b / t).collect())
 }
 
+/// Round by round, the lesser of two operations' seconds (samples of [`time_together`]):
+/// the floor's time, its cached and streamed stores timed in the same round.
+fn faster_per_round(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(a, b)| a.min(*b)).collect()
+}
+
 /// Calls per sample so that a sample lasts at least `min_sample`, from one timed call after
 /// a warm-up call.
 fn reps_for(min_sample: Duration, f: &mut impl FnMut()) -> usize {
@@ -326,11 +332,7 @@ fn run_case<T: Element>(
         let [candle_seconds @ .., streamed, cached] = others else {
             unreachable!("the floor is always timed")
         };
-        let floors: &Vec<f64> = &cached
-            .iter()
-            .zip(streamed)
-            .map(|(a, b)| a.min(*b))
-            .collect();
+        let floors = &faster_per_round(cached, streamed);
         // The floor does the same whatever the op: recorded once a case.
         if i == 0 {
             emit(record(
@@ -451,6 +453,15 @@ mod tests {
         assert!(ratio > 1.5, "{ratio}");
         let ratio = paired_ratio(&seconds[1], &seconds[0]);
         assert!(ratio < 1.0 / 1.5, "{ratio}");
+    }
+
+    /// The floor's time in a round is the lesser of its two store policies' in that round,
+    /// whichever of the two is faster, round by round.
+    #[test]
+    fn the_floor_takes_the_faster_policy_of_each_round() {
+        let (cached, streamed) = ([1.0, 5.0, 3.0], [2.0, 4.0, 3.0]);
+        assert_eq!(faster_per_round(&cached, &streamed), [1.0, 4.0, 3.0]);
+        assert_eq!(faster_per_round(&streamed, &cached), [1.0, 4.0, 3.0]);
     }
 
     /// The paired ratio is the median of the rounds' ratios, not a ratio of medians.
