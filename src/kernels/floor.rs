@@ -30,9 +30,10 @@
 //! Why the single row is the case that shows it: in L1, a memcpy of a row is bound by its
 //! stores, while the floor must load the whole row before its first store. On a core that
 //! loads twice as many bytes a cycle as it stores (Zen 4: two 32-byte loads and one
-//! 32-byte store a cycle; Intel's AVX-512 cores: two 64-byte loads and one 64-byte store),
-//! the first pass adds half of the stores' time, so the floor takes at least 1.5 times
-//! the memcpy's: at most 2/3 of its speed.
+//! 32-byte store a cycle; Intel's Skylake server cores, Cascade Lake among them: two
+//! 64-byte loads and one 64-byte store), the first pass adds half of the stores' time, so
+//! the floor takes at least 1.5 times the memcpy's: at most 2/3 of its speed (measured on
+//! Zen 4: docs/speed.md, "Zen 4, a fifth stop").
 
 use super::{cpu, Vectorized};
 use super::{in_tasks, rows_per_task, streams_by_default, Element, Isa, Layout, Token};
