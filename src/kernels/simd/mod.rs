@@ -264,12 +264,14 @@ pub(crate) fn halves<T>(pair: &[T; 32]) -> [&[T; 16]; 2] {
     [&blocks[0], &blocks[1]]
 }
 
-/// The two blocks of sixteen of a pair, to write.
+/// The two halves of an array, to write: the blocks of sixteen of a pair, or the two
+/// groups of eight of sixteen f32 (N = 2·H, checked when compiled).
 #[inline(always)]
-pub(crate) fn halves_mut<T>(pair: &mut [T; 32]) -> [&mut [T; 16]; 2] {
-    let (blocks, _) = pair.as_chunks_mut::<16>();
+pub(crate) fn halves_mut<T, const N: usize, const H: usize>(pair: &mut [T; N]) -> [&mut [T; H]; 2] {
+    const { assert!(N == 2 * H, "an array is two halves") };
+    let (blocks, _) = pair.as_chunks_mut::<H>();
     let [a, b] = blocks else {
-        unreachable!("32 values are two blocks of sixteen")
+        unreachable!("N = 2·H values are two halves of H")
     };
     [a, b]
 }

@@ -179,16 +179,6 @@ unsafe fn put_f32x8(f: __m256, dst: &mut [f32; 8], stream: bool) {
     }
 }
 
-/// Sixteen f32 as two halves of eight, to write.
-#[inline(always)]
-fn halves_of_16(dst: &mut [f32; 16]) -> [&mut [f32; 8]; 2] {
-    let (halves, _) = dst.as_chunks_mut::<8>();
-    let [lo, hi] = halves else {
-        unreachable!("sixteen values are two halves of eight")
-    };
-    [lo, hi]
-}
-
 /// Eight f32 in two halves, stored (streamed: two 16-byte halves, each aligned).
 #[inline(always)]
 unsafe fn put_f32x8_halves(lo: __m128, hi: __m128, dst: &mut [f32; 8], stream: bool) {
@@ -598,7 +588,7 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn f32x16_store_f32(self, v: Self::F32x16, dst: &mut [f32; 16], stream: bool) {
-        let [lo, hi] = halves_of_16(dst);
+        let [lo, hi] = super::halves_mut(dst);
         unsafe {
             put_f32x8(v.0, lo, stream);
             put_f32x8(v.1, hi, stream);
@@ -951,7 +941,7 @@ impl<const BF16: bool> Simd for Avx512<BF16> {
             if stream {
                 // As the f64 path's stores: 16-byte non-temporal parts (rows need only
                 // 16-byte alignment).
-                let [lo, hi] = halves_of_16(dst);
+                let [lo, hi] = super::halves_mut(dst);
                 put_f32x8(_mm512_castps512_ps256(v), lo, true);
                 put_f32x8(_mm512_extractf32x8_ps::<1>(v), hi, true);
             } else {
