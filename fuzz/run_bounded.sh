@@ -80,6 +80,7 @@ runs_of() {
     reference) echo 70000 ;;
     judge) echo 60000 ;;
     npy) echo 750000 ;;
+    worker_protocol) echo 400000 ;;
     certificate) echo 7500 ;;
     cli) echo 50000 ;;
     *) echo 20000 ;;

@@ -16,6 +16,7 @@ pub mod error;
 pub mod exact;
 pub mod fuzzing;
 pub mod geometry;
+pub mod harness;
 pub mod judge;
 pub mod kernels;
 pub mod manifest;

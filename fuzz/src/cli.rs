@@ -1,7 +1,9 @@
 //! The cli target: arbitrary command lines through the binary's own clap definitions
 //! (`src/cli`, compiled here as a module, unchanged), then the commands that only read:
-//! `check` with every path confined to a sandbox of small files, and `fuzz --builtin` for one
-//! `--case`. Commands that write files, load shared libraries or run long are parsed only.
+//! `check` with every path confined to a sandbox of small files, `fuzz --builtin` for one
+//! `--case`, and `fuzz --lib` naming no file (its options and refusal, isolated or
+//! `--in-process`). Commands that write files, load shared libraries or run long are parsed
+//! only.
 //! Properties: no panic (clap's definitions included: its debug assertions run here), and
 //! every error is one line.
 
@@ -61,6 +63,17 @@ pub fn run(data: &[u8]) {
             binary_cli::check::run(args)
         }
         Command::Fuzz(args) if args.lib.is_none() && args.case.is_some() => {
+            binary_cli::fuzz::run(args)
+        }
+        // A library path inside the sandbox that names no file: the isolated harness's checks
+        // of its options and its refusal, before any worker would start (this binary is no
+        // `normoracle` to start as one).
+        Command::Fuzz(mut args) if args.case.is_some() => {
+            let Some(lib) = args.lib.take() else { return };
+            match sandbox::confine(sandbox_dir(), &lib) {
+                Some(inside) if !inside.exists() => args.lib = Some(inside),
+                _ => return,
+            }
             binary_cli::fuzz::run(args)
         }
         _ => return,

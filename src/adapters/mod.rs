@@ -6,6 +6,7 @@ pub mod dylib;
 pub mod reference_f64;
 
 use crate::dtype::Dtype;
+use crate::harness::{Call, Finding};
 use crate::problem::{Op, Problem};
 
 #[cfg(feature = "candle")]
@@ -21,6 +22,19 @@ pub trait Kernel: Sync {
     /// Computes the outputs of `problem` (rows × d bits of `problem.dtype`), or says why it
     /// could not (a non-zero return code of a C kernel, say).
     fn run(&self, problem: &Problem) -> std::result::Result<Vec<u64>, String>;
+
+    /// Runs the kernel as the judge calls it: the outputs and what was seen around the call.
+    /// In process (this default), the floating-point control state is read before and after
+    /// `run`, and restored if the kernel changed it (a finding), so that the judge never runs
+    /// in a state a kernel set. The isolated harness (`harness::Isolated`) sees more.
+    fn call(&self, problem: &Problem) -> Call {
+        crate::harness::call_in_process(self, problem)
+    }
+
+    /// Called once after the last case: what the kernel did after its last call returned.
+    fn finish(&self) -> Vec<Finding> {
+        Vec::new()
+    }
 }
 
 /// The kernels compiled into normoracle, by the names `fuzz --builtin` accepts.

@@ -5,6 +5,7 @@ use super::common::shell_quote;
 use super::Outcome;
 use normoracle::adapters::{self, dylib::DylibKernel, Kernel};
 use normoracle::cases::{rng, BatteryConfig, Family};
+use normoracle::harness::{Isolated, Isolation};
 use normoracle::judge::{self, report};
 use normoracle::problem::{EpsConvention, Op};
 use normoracle::{Dtype, Error, Result};
@@ -45,6 +46,39 @@ pub struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Seconds one call of a --lib kernel may take before it is killed (a finding).
+    #[arg(long, default_value_t = Isolation::DEFAULT_TIMEOUT.as_secs_f64(), value_parser = parse_timeout)]
+    pub timeout: f64,
+    /// Address-space limit of the --lib kernel's worker process, in MiB.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(16..=1 << 30))]
+    pub memory_limit: Option<u64>,
+    /// Load the --lib library into this process instead of a worker (no isolation: a crash,
+    /// an exit or a changed floating-point environment takes the verdict with it).
+    #[arg(long, requires = "lib")]
+    pub in_process: bool,
+}
+
+fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && (0.001..=86400.0).contains(&t) => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds in [0.001, 86400]"
+        )),
+    }
+}
+
+/// The isolated harness for `--lib`, with this binary as its worker.
+fn isolation(args: &Args) -> Result<Isolation> {
+    let worker = std::env::current_exe().map_err(|e| {
+        Error::io(format!(
+            "cannot find the normoracle binary for the worker: {e}"
+        ))
+    })?;
+    Ok(Isolation {
+        timeout: std::time::Duration::from_secs_f64(args.timeout),
+        memory_limit: args.memory_limit.map(|mib| mib << 20),
+        ..Isolation::new(worker)
+    })
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -53,7 +87,14 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => rng::seed_from_env()?,
     };
     let kernel: Box<dyn Kernel> = match (&args.lib, &args.builtin) {
-        (Some(lib), _) => Box::new(DylibKernel::load(
+        (Some(lib), _) if args.in_process => Box::new(DylibKernel::load(
+            lib,
+            args.symbol.as_deref(),
+            args.op,
+            args.dtype,
+        )?),
+        (Some(lib), _) => Box::new(Isolated::start(
+            isolation(&args)?,
             lib,
             args.symbol.as_deref(),
             args.op,
@@ -84,10 +125,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         );
     }
     let mut report = judge::run_battery(kernel.as_ref(), &config, args.case, !args.json)?;
-    if let Some(case) = report
-        .first_failing_case()
-        .or_else(|| first_error_case(&report))
-    {
+    if let Some(case) = report.first_failing_case() {
         report.reproducer = Some(reproducer(&args, seed, case));
     }
     if args.json {
@@ -96,16 +134,6 @@ pub fn run(args: Args) -> Result<Outcome> {
         print!("{}", report::text(&report));
     }
     Ok(Outcome::from_pass(report.passed()))
-}
-
-fn first_error_case(report: &judge::Report) -> Option<usize> {
-    report.kernel_errors.first().and_then(|e| {
-        e.strip_prefix("case ")?
-            .split(|c: char| !c.is_ascii_digit())
-            .next()?
-            .parse()
-            .ok()
-    })
 }
 
 fn reproducer(args: &Args, seed: u64, case: usize) -> String {
@@ -120,8 +148,19 @@ fn reproducer(args: &Args, seed: u64, case: usize) -> String {
         (None, Some(b)) => format!("--builtin {}", shell_quote(b)),
         _ => String::new(),
     };
+    let kernel = if args.in_process {
+        format!("{kernel} --in-process")
+    } else {
+        kernel
+    };
+    let timeout = if args.timeout != Isolation::DEFAULT_TIMEOUT.as_secs_f64() && args.lib.is_some()
+    {
+        format!(" --timeout {}", args.timeout)
+    } else {
+        String::new()
+    };
     format!(
-        "normoracle fuzz {kernel} --op {} --dtype {} --eps-convention {} --seed {seed} --cases {} --case {case}",
+        "normoracle fuzz {kernel} --op {} --dtype {} --eps-convention {} --seed {seed} --cases {} --case {case}{timeout}",
         args.op, args.dtype, args.eps_convention, args.cases
     )
 }

@@ -9,6 +9,7 @@ pub mod common;
 pub mod fuzz;
 pub mod reference;
 pub mod reproduce;
+pub mod worker;
 pub mod zoo;
 
 use clap::{Parser, Subcommand};
@@ -83,6 +84,9 @@ pub enum Command {
     Ellipsoid(ellipsoid::Args),
     /// Keys no query can select (Brody et al. 2023, Theorem 1), with exact certificates.
     Unselectable(unselectable::Args),
+    /// The isolated harness's worker process (started by `fuzz --lib`, not by people).
+    #[command(hide = true)]
+    Worker(worker::Args),
 }
 
 pub fn run(cli: Cli) -> Result<Outcome> {
@@ -99,5 +103,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Bench(a) => bench::run(a),
         Command::Ellipsoid(args) => ellipsoid::run(args),
         Command::Unselectable(a) => unselectable::run(a),
+        Command::Worker(a) => std::process::exit(worker::run(a)),
     }
 }

@@ -12,8 +12,10 @@
 //! builtin kernel passes the judge: `reference-f64`, `native`, and `candle-nn` and
 //! `candle-nn-module` with the fuzz crate's `candle` feature), `reference` (the reference equals its slow path),
 //! `judge` (arbitrary outputs: no panic, consistent books), `npy` (`npy::parse` of arbitrary
-//! bytes), `certificate` (every unselectability verdict verifies, [`keys`]) and `cli` (arbitrary arguments to the binary's parser; checked in the fuzz crate,
-//! which compiles the binary's `cli` module, and by the tests through the binary).
+//! bytes), `certificate` (every unselectability verdict verifies, [`keys`]), `worker_protocol`
+//! (the isolated harness's frames: no panic, decode ∘ encode is the identity) and `cli`
+//! (arbitrary arguments to the binary's parser; checked in the fuzz crate, which compiles the
+//! binary's `cli` module, and by the tests through the binary).
 
 pub mod checks;
 pub mod input;
@@ -42,6 +44,9 @@ pub enum Target {
     Certificate,
     /// Arbitrary command lines (parsed by the binary's clap definitions).
     Cli,
+    /// The isolated harness's worker protocol: arbitrary frames decode without panicking,
+    /// and every frame that decodes encodes to the same bytes.
+    WorkerProtocol,
 }
 
 impl Target {
@@ -56,6 +61,7 @@ impl Target {
             Target::Npy => "npy".into(),
             Target::Certificate => "certificate".into(),
             Target::Cli => "cli".into(),
+            Target::WorkerProtocol => "worker_protocol".into(),
         }
     }
 
@@ -67,6 +73,7 @@ impl Target {
             "npy" => return Ok(Target::Npy),
             "certificate" => return Ok(Target::Certificate),
             "cli" => return Ok(Target::Cli),
+            "worker_protocol" => return Ok(Target::WorkerProtocol),
             _ => {}
         }
         name.strip_prefix("kernel_")
@@ -102,6 +109,7 @@ impl Target {
             Target::Judge,
             Target::Npy,
             Target::Certificate,
+            Target::WorkerProtocol,
         ]);
         all
     }
@@ -115,6 +123,7 @@ impl Target {
             Target::Npy => seeds::npy(),
             Target::Certificate => seeds::certificate(),
             Target::Cli => seeds::cli(),
+            Target::WorkerProtocol => seeds::worker_protocol(),
         }
     }
 }
@@ -135,6 +144,9 @@ pub fn check(target: &Target, bytes: &[u8]) -> std::result::Result<(), Finding> 
         Target::Judge => checks::judge_is_consistent(bytes),
         Target::Npy => checks::npy_is_consistent(bytes),
         Target::Certificate => keys::certificates_verify(bytes),
+        Target::WorkerProtocol => {
+            crate::harness::protocol::check_round_trip(bytes).map_err(Finding)
+        }
         Target::Cli => Err(Finding(
             "the cli target runs the binary's parser: use the fuzz crate or the binary".into(),
         )),

@@ -192,6 +192,76 @@ pub fn certificate() -> Vec<Vec<u8>> {
 /// The CLI target: command lines over the sandbox's files (`sandbox::write`), covering every
 /// subcommand and the pass, fail and error exits. Every seed is safe to run through the
 /// binary in a copy of the sandbox (nothing slow, nothing written outside it).
+/// Seeds of the worker-protocol target: the frames of real calls (requests from battery
+/// problems of every dtype, and the responses a worker gives), alone and run together.
+pub fn worker_protocol() -> Vec<Vec<u8>> {
+    use crate::harness::protocol::{
+        CallRequest, CallResponse, CrashReport, Request, Response, Spots,
+    };
+    let mut out = Vec::new();
+    for (i, p) in battery_problems(&[Dtype::F32, Dtype::F16], 4)
+        .iter()
+        .enumerate()
+    {
+        let width: u8 = if p.dtype == Dtype::F32 { 4 } else { 2 };
+        let bytes = |bits: &[u64]| -> Vec<u8> {
+            bits.iter()
+                .flat_map(|&b| (b as u32).to_le_bytes()[..usize::from(width)].to_vec())
+                .collect()
+        };
+        let request = Request::Call(CallRequest {
+            case: i as u64,
+            rows: p.rows as u64,
+            d: p.d as u64,
+            eps_bits: p.eps.value().to_bits(),
+            width,
+            x: bytes(&p.x),
+            gamma: p.gamma.as_deref().map(bytes),
+            beta: p.beta.as_deref().map(bytes),
+        })
+        .encode();
+        let spots = |count: u64, first: i64| Spots { count, first };
+        let response = Response::Called(CallResponse {
+            return_code: (i % 3) as i32,
+            fp_before: 0x1f80,
+            fp_after: 0x1f80 | ((i as u64 % 2) << 15),
+            late: spots(i as u64 % 2, 0),
+            before_start: spots(0, 0),
+            past_end: spots(i as u64 % 3, p.x.len() as i64),
+            unwritten: spots(0, 0),
+            y: bytes(&p.x),
+        })
+        .encode();
+        out.push([request.clone(), response.clone()].concat());
+        out.push(request);
+        out.push(response);
+    }
+    out.push(Request::Finish.encode());
+    for r in [
+        Response::Ready {
+            before_load: 0x1f80,
+            after_load: 0x9fc0,
+        },
+        Response::LoadFailed {
+            message: "symbol 'normoracle_layer_norm_f32' not found".into(),
+        },
+        Response::Crash(CrashReport {
+            signal: 11,
+            address: 0x7f00_0000_1000,
+            region: 4,
+            element: 16,
+            access: 2,
+            loading: 0,
+        }),
+        Response::Done {
+            late: Spots { count: 1, first: 3 },
+        },
+    ] {
+        out.push(r.encode());
+    }
+    out
+}
+
 pub fn cli() -> Vec<Vec<u8>> {
     cli_argvs()
         .iter()
@@ -243,6 +313,9 @@ pub fn cli_argvs() -> Vec<Vec<String>> {
         "fuzz --builtin reference-f64 --op layer_norm --dtype f64 --case 999".into(),
         "fuzz --builtin nope --op layer_norm --dtype f32 --case 0".into(),
         "fuzz --lib missing.so --op layer_norm --dtype f32 --case 0".into(),
+        "fuzz --lib missing.so --op rms_norm --dtype f16 --case 2 --timeout 0.5 --memory-limit 64".into(),
+        "fuzz --lib missing.so --op layer_norm --dtype bf16 --case 1 --in-process --timeout 1e9".into(),
+        "fuzz --builtin native --op layer_norm --dtype f32 --case 0 --in-process".into(),
         format!(
             "reference --op layer_norm --dtype f32 --x {} --gamma {} --out out.npy",
             f32("x"),

@@ -17,6 +17,7 @@ use crate::exact::reference::row_stats;
 use crate::exact::reference::Evaluation;
 use crate::exact::ElementInput;
 use crate::exact::{Element, RowKind, RowStats};
+use crate::harness::{Finding, FindingKind};
 use crate::problem::{EpsConvention, Op, Problem};
 use crate::wide::Wide;
 use rayon::prelude::*;
@@ -69,8 +70,14 @@ pub struct Report {
     pub per_family: BTreeMap<String, Tally>,
     /// The first failures, in battery order.
     pub failures: Vec<Failure>,
-    /// Problems on which the kernel reported an error instead of outputs.
+    /// Everything the kernel did wrong besides its outputs (an error return, a crash, a
+    /// timeout, a write outside y, …), one line each: `case N (family): what`.
     pub kernel_errors: Vec<String>,
+    /// The same, with their kinds and the kernel's own output (see `harness::Finding`).
+    pub findings: Vec<KernelFinding>,
+    /// Cases on which the kernel was not called (after failing the same way on consecutive
+    /// cases): the verdict is FAIL, whatever the cases that ran gave.
+    pub not_run: usize,
     /// A command that reproduces the first failure.
     pub reproducer: Option<String>,
     /// The case holding the element farthest (in ULPs) from the correctly rounded value.
@@ -97,21 +104,59 @@ impl Report {
             per_family: BTreeMap::new(),
             failures: Vec::new(),
             kernel_errors: Vec::new(),
+            findings: Vec::new(),
+            not_run: 0,
             reproducer: None,
             worst_case: None,
             worst_case_ulp: 0,
         }
     }
 
-    /// Pass: no element failed and the kernel never refused a problem.
+    /// Pass: no element failed, the kernel never refused a problem or misbehaved around a
+    /// call, and it was called on every case.
     pub fn passed(&self) -> bool {
-        self.tally.failed == 0 && self.kernel_errors.is_empty()
+        self.tally.failed == 0
+            && self.kernel_errors.is_empty()
+            && self.findings.is_empty()
+            && self.not_run == 0
     }
 
-    /// The id of the first failing case (element failure or kernel error), if any.
+    /// The id of the first failing case (element failure or kernel finding), if any.
     pub fn first_failing_case(&self) -> Option<usize> {
-        self.failures.first().and_then(|f| f.case)
+        let element = self.failures.first().and_then(|f| f.case);
+        let finding = self.findings.iter().find_map(|f| f.case);
+        match (element, finding) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
+
+    /// Records a finding of the kernel on a case.
+    pub fn add_finding(&mut self, case: Option<usize>, family: &str, finding: Finding) {
+        let at = match case {
+            Some(c) => format!("case {c} ({family})"),
+            None => family.to_string(),
+        };
+        self.kernel_errors.push(format!(
+            "{at}: {}: {}",
+            finding.kind.label(),
+            finding.detail
+        ));
+        self.findings.push(KernelFinding {
+            case,
+            family: family.to_string(),
+            finding,
+        });
+    }
+}
+
+/// A finding of the harness, placed in the battery.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelFinding {
+    pub case: Option<usize>,
+    pub family: String,
+    #[serde(flatten)]
+    pub finding: Finding,
 }
 
 /// What the judge knows about the problem being judged, for the report.
@@ -519,6 +564,7 @@ pub fn run_battery(
         Some(config.seed),
     );
     let bar = crate::artifacts::progress::bar(ids.len() as u64, "cases", progress);
+    let mut last = None;
     for id in ids {
         bar.inc(1);
         let Some(case) = cases::case(config, id) else {
@@ -530,35 +576,50 @@ pub fn run_battery(
             continue;
         };
         judge_case(kernel, &case, &mut report)?;
+        last = Some((case.id, case.family.name()));
+    }
+    // Writes after the last call returned are that case's.
+    for finding in kernel.finish() {
+        let (case, family) = last.map_or((None, "run"), |(c, f)| (Some(c), f));
+        report.add_finding(case, family, finding);
     }
     bar.finish_and_clear();
     Ok(report)
 }
 
-/// Runs and judges one case.
+/// Runs and judges one case: its outputs are judged whenever the kernel returned some, and
+/// every finding of the call is recorded beside them.
 pub fn judge_case(kernel: &dyn Kernel, case: &Case, report: &mut Report) -> Result<()> {
     let label = ProblemLabel {
         case: Some(case.id),
         family: case.family.name().to_string(),
     };
-    match kernel.run(&case.problem) {
-        Ok(actual) if actual.len() == case.problem.x.len() => {
+    let call = kernel.call(&case.problem);
+    if call.not_run {
+        report.not_run += 1;
+        return Ok(());
+    }
+    for finding in call.findings {
+        report.add_finding(label.case, &label.family, finding);
+    }
+    match call.outputs {
+        Some(actual) if actual.len() == case.problem.x.len() => {
             judge_problem(&case.problem, &actual, &label, report)
         }
-        Ok(actual) => {
-            report.kernel_errors.push(format!(
-                "case {}: the kernel returned {} values, expected {}",
-                case.id,
-                actual.len(),
-                case.problem.x.len()
-            ));
+        Some(actual) => {
+            let finding = Finding::new(
+                FindingKind::WrongLength,
+                format!(
+                    "the kernel returned {} values, expected {}",
+                    actual.len(),
+                    case.problem.x.len()
+                ),
+            );
+            report.add_finding(label.case, &label.family, finding);
             report.cases += 1;
             Ok(())
         }
-        Err(msg) => {
-            report
-                .kernel_errors
-                .push(format!("case {} ({}): {msg}", case.id, case.family.name()));
+        None => {
             report.cases += 1;
             Ok(())
         }

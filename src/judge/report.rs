@@ -3,6 +3,9 @@
 use super::{Report, Tally};
 use std::fmt::Write as _;
 
+/// Lines of a kernel's own output shown under a finding (the end of it).
+const OUTPUT_LINES: usize = 8;
+
 fn tally_line(t: &Tally) -> String {
     format!(
         "{} judged: {} exact ({:.4}% correctly rounded), {} faithful ({:.4}% ≤ 1 ULP), {} within bound, {} FAIL; {} undefined (not judged); max ULP {}, max rel err {:.3e}, max row NMSE {:.3e}, max bound use {:.3}",
@@ -45,11 +48,28 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
-    for e in r.kernel_errors.iter().take(super::FAILURES_LISTED) {
+    for (k, e) in r
+        .kernel_errors
+        .iter()
+        .enumerate()
+        .take(super::FAILURES_LISTED)
+    {
         let _ = writeln!(out, "  kernel error: {e}");
+        let printed = r.findings.get(k).and_then(|f| f.finding.output.as_deref());
+        let lines: Vec<&str> = printed.into_iter().flat_map(str::lines).collect();
+        for line in &lines[lines.len().saturating_sub(OUTPUT_LINES)..] {
+            let _ = writeln!(out, "    | {line}");
+        }
     }
     if r.kernel_errors.len() > super::FAILURES_LISTED {
         let _ = writeln!(out, "  … {} kernel errors in all", r.kernel_errors.len());
+    }
+    if r.not_run > 0 {
+        let _ = writeln!(
+            out,
+            "  not run: {} cases (the kernel was stopped after consecutive failures)",
+            r.not_run
+        );
     }
     if !r.failures.is_empty() {
         let _ = writeln!(out, "  first {} failures:", r.failures.len());

@@ -1,0 +1,889 @@
+//! The parent's side of the isolated harness: a kernel in a shared library, called in a
+//! worker process that is restarted after every death.
+
+use super::fpenv::FpControl;
+use super::protocol::{
+    CallRequest, CallResponse, CrashReport, Region, Request, Response, Spots, MAX_PAYLOAD,
+};
+use super::worker::{CHANNEL_FAILED, REQUEST_FD, RESPONSE_FD};
+use super::{signal_name, Call, Finding, FindingKind};
+use crate::adapters::{dylib, Kernel};
+use crate::dtype::Dtype;
+use crate::error::{Error, Result};
+use crate::problem::{Op, Problem};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How the worker is run.
+#[derive(Debug, Clone)]
+pub struct Isolation {
+    /// The `normoracle` binary (the worker is its hidden `worker` subcommand).
+    pub worker: PathBuf,
+    /// The longest a call may take (the worker is killed with SIGKILL past it).
+    pub timeout: Duration,
+    /// An address-space limit for the worker (RLIMIT_AS), in bytes.
+    pub memory_limit: Option<u64>,
+    /// Consecutive cases failing the same way (crash, exit, timeout) after which the kernel is
+    /// no longer called: the remaining cases are reported as not run.
+    pub max_consecutive: usize,
+}
+
+impl Isolation {
+    /// The default per-call timeout: two orders of magnitude above the slowest correct
+    /// kernel seen on the battery's largest case, and small enough that a kernel that hangs
+    /// on every case ends the run in half a minute (`MAX_CONSECUTIVE` × this).
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    pub const MAX_CONSECUTIVE: usize = 3;
+
+    /// The defaults, with `worker` as the worker binary.
+    pub fn new(worker: PathBuf) -> Self {
+        Isolation {
+            worker,
+            timeout: Self::DEFAULT_TIMEOUT,
+            memory_limit: None,
+            max_consecutive: Self::MAX_CONSECUTIVE,
+        }
+    }
+}
+
+/// How much of the kernel's stdout/stderr is kept (the end of it).
+const OUTPUT_KEPT: usize = 4096;
+/// How long a worker that has sent a crash report or closed its channel may take to die.
+const DYING: Duration = Duration::from_secs(2);
+/// How long the worker may take to load the library and say so.
+const LOAD_TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
+
+/// What the kernel printed, as the reader threads collect it.
+#[derive(Default)]
+struct Captured {
+    /// The last `OUTPUT_KEPT` bytes.
+    tail: Vec<u8>,
+    /// All bytes ever read.
+    total: u64,
+    /// Streams still open.
+    open: usize,
+}
+
+/// A running worker.
+struct Worker {
+    child: Child,
+    requests: File,
+    responses: File,
+    output: Arc<Mutex<Captured>>,
+}
+
+/// Why a call failed in a way that counts towards stopping the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fatal {
+    Signal(i32),
+    Exit(i32),
+    Timeout,
+    Harness,
+}
+
+impl Fatal {
+    fn words(self) -> String {
+        match self {
+            Fatal::Signal(s) => format!("crashes ({})", signal_name(s)),
+            Fatal::Exit(c) => format!("exits (status {c})"),
+            Fatal::Timeout => "timeouts".into(),
+            Fatal::Harness => "broken channels".into(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    worker: Option<Worker>,
+    /// The failure the last cases shared, and how many in a row.
+    streak: Option<(Fatal, usize)>,
+    /// Why the kernel is no longer called.
+    stopped: bool,
+    /// A change of the control state by loading, reported with the first call.
+    load_change: Option<Vec<String>>,
+    load_change_reported: bool,
+}
+
+/// A kernel in a shared library, called in a worker process.
+pub struct Isolated {
+    isolation: Isolation,
+    lib: PathBuf,
+    symbol: String,
+    op: Op,
+    dtype: Dtype,
+    state: Mutex<State>,
+}
+
+/// Why a worker did not start.
+enum StartFailure {
+    /// The library or symbol is missing (a usage error).
+    Load(String),
+    /// It died, hung or misbehaved while loading.
+    Kernel(Finding, Fatal),
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`, which are then owned here.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors owned by no one else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Reads exactly `buf.len()` bytes before `deadline`: Ok(false) at end of stream before the
+/// first byte, Err(TimedOut) past the deadline.
+fn read_exact_until(file: &mut File, buf: &mut [u8], deadline: Instant) -> std::io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut poll = libc::pollfd {
+            fd: file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { libc::poll(&mut poll, 1, ms) };
+        if ready < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if ready == 0 {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        match file.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// What waiting for a response gave.
+enum Waited {
+    Response(Response),
+    /// The channel closed (the worker died or closed it).
+    Closed,
+    TimedOut,
+    /// Bytes that are not a response.
+    Garbage(String),
+}
+
+impl Worker {
+    fn spawn(
+        isolation: &Isolation,
+        lib: &Path,
+        symbol: &str,
+        op: Op,
+        dtype: Dtype,
+    ) -> Result<Self> {
+        let io = |e: std::io::Error| Error::io(format!("cannot start the worker: {e}"));
+        let (request_read, request_write) = pipe().map_err(io)?;
+        let (response_read, response_write) = pipe().map_err(io)?;
+        let mut command = Command::new(&isolation.worker);
+        command
+            .arg("worker")
+            .arg("--lib")
+            .arg(lib)
+            .args([
+                "--symbol",
+                symbol,
+                "--op",
+                op.name(),
+                "--dtype",
+                dtype.name(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let (request_fd, response_fd) = (request_read.as_raw_fd(), response_write.as_raw_fd());
+        let memory_limit = isolation.memory_limit;
+        // SAFETY: only async-signal-safe calls (fcntl, dup2, setpgid, setrlimit) between fork
+        // and exec.
+        unsafe {
+            command.pre_exec(move || {
+                // Move both ends above the target numbers first, so that dup2 never clobbers
+                // one with the other; dup2 clears close-on-exec on the targets.
+                let a = libc::fcntl(request_fd, libc::F_DUPFD_CLOEXEC, 10);
+                let b = libc::fcntl(response_fd, libc::F_DUPFD_CLOEXEC, 10);
+                if a < 0 || b < 0 || libc::dup2(a, REQUEST_FD) < 0 || libc::dup2(b, RESPONSE_FD) < 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // Its own process group: a timeout kills whatever the kernel started too.
+                libc::setpgid(0, 0);
+                if let Some(bytes) = memory_limit {
+                    let limit = libc::rlimit {
+                        rlim_cur: bytes as libc::rlim_t,
+                        rlim_max: bytes as libc::rlim_t,
+                    };
+                    libc::setrlimit(libc::RLIMIT_AS, &limit);
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(|e| {
+            Error::io(format!(
+                "cannot start the worker {}: {e}",
+                isolation.worker.display()
+            ))
+        })?;
+        drop((request_read, response_write));
+        let output = Arc::new(Mutex::new(Captured::default()));
+        let streams: [Option<Box<dyn Read + Send>>; 2] = [
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        ];
+        for mut stream in streams.into_iter().flatten() {
+            let output = Arc::clone(&output);
+            output.lock().map(|mut o| o.open += 1).ok();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                loop {
+                    let n = match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    if let Ok(mut o) = output.lock() {
+                        o.total += n as u64;
+                        o.tail.extend_from_slice(&buf[..n]);
+                        let excess = o.tail.len().saturating_sub(OUTPUT_KEPT);
+                        o.tail.drain(..excess);
+                    }
+                }
+                output.lock().map(|mut o| o.open -= 1).ok();
+            });
+        }
+        Ok(Worker {
+            child,
+            requests: File::from(request_write),
+            responses: File::from(response_read),
+            output,
+        })
+    }
+
+    fn wait_response(&mut self, deadline: Instant, max_payload: u64) -> Waited {
+        let mut head = [0u8; 9];
+        match read_exact_until(&mut self.responses, &mut head, deadline) {
+            Ok(true) => {}
+            Ok(false) => return Waited::Closed,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Waited::TimedOut,
+            Err(_) => return Waited::Closed,
+        }
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&head[1..]);
+        let len = u64::from_le_bytes(len);
+        if len > max_payload {
+            return Waited::Garbage(format!("a frame of {len} bytes"));
+        }
+        let mut payload = vec![0u8; len as usize];
+        match read_exact_until(&mut self.responses, &mut payload, deadline) {
+            Ok(true) => {}
+            Ok(false) if len == 0 => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Waited::TimedOut,
+            Ok(false) | Err(_) => return Waited::Closed,
+        }
+        match Response::decode(head[0], &payload) {
+            Ok(r) => Waited::Response(r),
+            Err(e) => Waited::Garbage(e.0),
+        }
+    }
+
+    /// Kills the worker's whole process group (SIGKILL: no library can ignore it) and reaps it.
+    fn kill(&mut self) -> Option<ExitStatus> {
+        let pid = self.child.id() as i32;
+        // SAFETY: signals the worker's own process group (it called setpgid(0, 0)), and the
+        // worker itself in case it had not yet.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(pid, libc::SIGKILL);
+        }
+        self.child.wait().ok()
+    }
+
+    /// Waits for a worker that is dying on its own (crash frame sent, or channel closed), then
+    /// kills what is left.
+    fn reap(&mut self) -> Option<ExitStatus> {
+        let until = Instant::now() + DYING;
+        while Instant::now() < until {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    // Whatever it started goes with it.
+                    // SAFETY: as in `kill`.
+                    unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+                    return Some(status);
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                Err(_) => break,
+            }
+        }
+        self.kill()
+    }
+
+    fn output_mark(&self) -> u64 {
+        self.output.lock().map_or(0, |o| o.total)
+    }
+
+    /// What the kernel printed since `mark` (the kept end of it), waiting briefly for the
+    /// streams of a dead worker to drain.
+    fn output_since(&self, mark: u64, dead: bool) -> Option<String> {
+        if dead {
+            let until = Instant::now() + Duration::from_millis(200);
+            while Instant::now() < until && self.output.lock().map_or(0, |o| o.open) > 0 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let o = self.output.lock().ok()?;
+        let new = o.total.saturating_sub(mark).min(o.tail.len() as u64) as usize;
+        if new == 0 {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&o.tail[o.tail.len() - new..]).into_owned();
+        let cut = if o.total - mark > new as u64 {
+            "… "
+        } else {
+            ""
+        };
+        Some(format!("{cut}{}", text.trim_end()))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Describes where a crash struck, from the worker's placement.
+fn crash_place(report: &CrashReport, elements: &[u64; 5]) -> String {
+    let region = Region::from_u8(report.region);
+    let access = match report.access {
+        1 => "reading",
+        2 => "writing",
+        _ => "accessing",
+    };
+    let n = elements[region as usize] as i64;
+    let k = report.element;
+    match region {
+        Region::None if report.address != 0 => format!(
+            "{access} address {:#x} (outside the harness's buffers)",
+            report.address
+        ),
+        Region::None => String::new(),
+        Region::X | Region::Gamma | Region::Beta if (0..n).contains(&k) => format!(
+            "writing to its input {} (element {k}; inputs are read-only)",
+            region.name()
+        ),
+        _ if k < 0 => format!(
+            "{access} before the start of {} (element {k})",
+            region.name()
+        ),
+        _ => format!(
+            "{access} past the end of {} (element {k}; it has {n})",
+            region.name()
+        ),
+    }
+}
+
+fn spots_words(s: Spots, d: u64) -> String {
+    let at = if s.first >= 0 && d > 0 {
+        format!(
+            "element {} (row {}, col {})",
+            s.first,
+            s.first as u64 / d,
+            s.first as u64 % d
+        )
+    } else {
+        format!("element {}", s.first)
+    };
+    format!("{} element(s), the first {at}", s.count)
+}
+
+impl Isolated {
+    /// Starts a worker for `symbol` (default: the ABI's name) of `lib`: a usage error (exit 2)
+    /// where the library or the symbol cannot be found; a kernel that crashes or hangs while
+    /// its library loads is a finding of the first call instead.
+    pub fn start(
+        isolation: Isolation,
+        lib: &Path,
+        symbol: Option<&str>,
+        op: Op,
+        dtype: Dtype,
+    ) -> Result<Self> {
+        if dtype == Dtype::F64 {
+            return Err(Error::usage(
+                "the C ABI has no f64 entry points (f32, f16, bf16)",
+            ));
+        }
+        if !lib.exists() {
+            return Err(Error::io(format!(
+                "cannot load {}: no such file",
+                lib.display()
+            )));
+        }
+        let kernel = Isolated {
+            symbol: symbol.map_or_else(|| dylib::default_symbol(op, dtype), str::to_string),
+            lib: lib.to_path_buf(),
+            isolation,
+            op,
+            dtype,
+            state: Mutex::new(State::default()),
+        };
+        {
+            let mut state = kernel.lock();
+            match kernel.start_worker(&mut state) {
+                Ok(worker) => state.worker = Some(worker),
+                Err(StartFailure::Load(message)) => return Err(Error::input(message)),
+                // Reported by the first call, which starts it again.
+                Err(StartFailure::Kernel(..)) => {}
+            }
+        }
+        Ok(kernel)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn start_worker(&self, state: &mut State) -> std::result::Result<Worker, StartFailure> {
+        let mut worker = Worker::spawn(
+            &self.isolation,
+            &self.lib,
+            &self.symbol,
+            self.op,
+            self.dtype,
+        )
+        .map_err(|e| StartFailure::Load(e.to_string()))?;
+        let deadline = Instant::now() + self.isolation.timeout.max(LOAD_TIMEOUT_FLOOR);
+        let failure = |worker: &mut Worker, kind, fatal, detail: String| {
+            let output = worker.output_since(0, true);
+            StartFailure::Kernel(
+                Finding {
+                    kind,
+                    detail,
+                    output,
+                },
+                fatal,
+            )
+        };
+        match worker.wait_response(deadline, 1 << 16) {
+            Waited::Response(Response::Ready {
+                before_load,
+                after_load,
+            }) => {
+                let changes = FpControl(before_load).changes_to(FpControl(after_load));
+                if !changes.is_empty() && state.load_change.is_none() {
+                    state.load_change = Some(changes);
+                }
+                Ok(worker)
+            }
+            Waited::Response(Response::LoadFailed { message }) => {
+                worker.reap();
+                Err(StartFailure::Load(message))
+            }
+            Waited::Response(Response::Crash(report)) => {
+                let status = worker.reap();
+                let signal = status.and_then(|s| s.signal()).unwrap_or(report.signal);
+                Err(failure(
+                    &mut worker,
+                    FindingKind::Crashed,
+                    Fatal::Signal(signal),
+                    format!("{} while its library was being loaded", signal_name(signal)),
+                ))
+            }
+            Waited::TimedOut => {
+                worker.kill();
+                Err(failure(
+                    &mut worker,
+                    FindingKind::TimedOut,
+                    Fatal::Timeout,
+                    "its library did not finish loading in time".into(),
+                ))
+            }
+            Waited::Closed => {
+                let status = worker.reap();
+                let (kind, fatal, words) = death(status);
+                Err(failure(
+                    &mut worker,
+                    kind,
+                    fatal,
+                    format!("{words} while its library was being loaded"),
+                ))
+            }
+            Waited::Response(other) => {
+                worker.kill();
+                Err(failure(
+                    &mut worker,
+                    FindingKind::Harness,
+                    Fatal::Harness,
+                    format!("the worker answered {other:?} while loading"),
+                ))
+            }
+            Waited::Garbage(what) => {
+                worker.kill();
+                Err(failure(
+                    &mut worker,
+                    FindingKind::Harness,
+                    Fatal::Harness,
+                    format!("the worker's channel carried {what} while loading"),
+                ))
+            }
+        }
+    }
+
+    fn request(&self, p: &Problem, case: u64) -> CallRequest {
+        let width = if self.dtype == Dtype::F32 { 4 } else { 2 };
+        let bytes = |bits: &[u64]| -> Vec<u8> {
+            let mut out = Vec::with_capacity(bits.len() * width);
+            for &b in bits {
+                if width == 4 {
+                    out.extend_from_slice(&(b as u32).to_ne_bytes());
+                } else {
+                    out.extend_from_slice(&(b as u16).to_ne_bytes());
+                }
+            }
+            out
+        };
+        CallRequest {
+            case,
+            rows: p.rows as u64,
+            d: p.d as u64,
+            eps_bits: p.eps.value().to_bits(),
+            width: width as u8,
+            x: bytes(&p.x),
+            gamma: p.gamma.as_deref().map(bytes),
+            beta: p.beta.as_deref().map(bytes),
+        }
+    }
+
+    fn outputs(&self, y: &[u8]) -> Vec<u64> {
+        if self.dtype == Dtype::F32 {
+            y.chunks_exact(4)
+                .map(|c| u64::from(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+                .collect()
+        } else {
+            y.chunks_exact(2)
+                .map(|c| u64::from(u16::from_ne_bytes([c[0], c[1]])))
+                .collect()
+        }
+    }
+
+    /// The findings a returned call carries.
+    fn findings_of(&self, r: &CallResponse, d: u64) -> Vec<Finding> {
+        let mut out = Vec::new();
+        if r.return_code != 0 {
+            out.push(Finding::new(
+                FindingKind::ReturnedError,
+                format!("the kernel returned {}", r.return_code),
+            ));
+        }
+        let changes = FpControl(r.fp_before).changes_to(FpControl(r.fp_after));
+        if !changes.is_empty() {
+            out.push(super::call_changed(&changes));
+        }
+        if r.before_start.any() {
+            out.push(Finding::new(
+                FindingKind::WroteOutside,
+                format!(
+                    "wrote before the start of y: {} element(s), the nearest element {}",
+                    r.before_start.count, r.before_start.first
+                ),
+            ));
+        }
+        if r.past_end.any() {
+            out.push(Finding::new(
+                FindingKind::WroteOutside,
+                format!(
+                    "wrote past the end of y: {} element(s), the first element {} (y has {})",
+                    r.past_end.count,
+                    r.past_end.first,
+                    r.y.len() / if self.dtype == Dtype::F32 { 4 } else { 2 }
+                ),
+            ));
+        }
+        if r.unwritten.any() {
+            out.push(Finding::new(
+                FindingKind::Unwritten,
+                format!("never wrote {}", spots_words(r.unwritten, d)),
+            ));
+        }
+        out
+    }
+
+    /// Ends a failed call: the worker is gone, the streak grows, and past the limit the kernel
+    /// is stopped.
+    fn fatal(&self, state: &mut State, mut finding: Finding, fatal: Fatal) -> Call {
+        state.worker = None;
+        let count = match state.streak {
+            Some((f, n)) if f == fatal => n + 1,
+            _ => 1,
+        };
+        state.streak = Some((fatal, count));
+        let mut call = Call::default();
+        if count >= self.isolation.max_consecutive {
+            state.stopped = true;
+            finding.detail.push_str(&format!(
+                "; {count} consecutive {}: the kernel is not called on the remaining cases",
+                fatal.words()
+            ));
+        }
+        call.findings.push(finding);
+        call
+    }
+
+    fn call_isolated(&self, p: &Problem, case: u64) -> Call {
+        let mut state = self.lock();
+        if state.stopped {
+            return Call {
+                not_run: true,
+                ..Call::default()
+            };
+        }
+        let mut early = Vec::new();
+        if state.worker.is_none() {
+            match self.start_worker(&mut state) {
+                Ok(w) => state.worker = Some(w),
+                Err(StartFailure::Kernel(finding, fatal)) => {
+                    return self.fatal(&mut state, finding, fatal)
+                }
+                Err(StartFailure::Load(message)) => {
+                    let finding = Finding::new(
+                        FindingKind::Harness,
+                        format!("the worker could not load the library again: {message}"),
+                    );
+                    return self.fatal(&mut state, finding, Fatal::Harness);
+                }
+            }
+        }
+        if let (Some(changes), false) = (&state.load_change, state.load_change_reported) {
+            early.push(super::load_changed(changes));
+            state.load_change_reported = true;
+        }
+        let request = self.request(p, case);
+        let elements = [
+            0,
+            request.x.len() as u64 / u64::from(request.width),
+            p.d as u64,
+            p.d as u64,
+            request.x.len() as u64 / u64::from(request.width),
+        ];
+        let max_payload = (request.x.len() as u64 + 256).min(MAX_PAYLOAD);
+        let d = p.d as u64;
+        let worker = state.worker.as_mut().expect("started above");
+        let mark = worker.output_mark();
+        // A failed write means the worker is gone: what it said before dying is read below.
+        let _ = worker
+            .requests
+            .write_all(&Request::Call(request).encode())
+            .and_then(|()| worker.requests.flush());
+        let deadline = Instant::now() + self.isolation.timeout;
+        let waited = worker.wait_response(deadline, max_payload);
+        let (finding, fatal) = match waited {
+            Waited::Response(Response::Called(r)) => {
+                let mut findings = early;
+                if r.late.any() {
+                    findings.push(Finding::new(
+                        FindingKind::LateWrite,
+                        format!(
+                            "y of the previous call changed after it had returned: {}",
+                            spots_words(r.late, d)
+                        ),
+                    ));
+                }
+                findings.extend(self.findings_of(&r, d));
+                let output = worker.output_since(mark, false);
+                for f in &mut findings {
+                    f.output.clone_from(&output);
+                }
+                state.streak = None;
+                return Call {
+                    outputs: Some(self.outputs(&r.y)),
+                    findings,
+                    not_run: false,
+                };
+            }
+            Waited::Response(Response::Crash(report)) => {
+                let status = worker.reap();
+                let signal = status.and_then(|s| s.signal()).unwrap_or(report.signal);
+                let place = crash_place(&report, &elements);
+                let kind = if place.starts_with("writing to its input") {
+                    FindingKind::WroteInput
+                } else {
+                    FindingKind::Crashed
+                };
+                let place = if place.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {place}")
+                };
+                (
+                    Finding::new(kind, format!("{}{place}", signal_name(signal))),
+                    Fatal::Signal(signal),
+                )
+            }
+            Waited::Closed => {
+                let status = worker.reap();
+                let (kind, fatal, words) = death(status);
+                (
+                    Finding::new(kind, format!("{words} during the call")),
+                    fatal,
+                )
+            }
+            Waited::TimedOut => {
+                worker.kill();
+                (
+                    Finding::new(
+                        FindingKind::TimedOut,
+                        format!(
+                            "did not return within {:.1} s (killed)",
+                            self.isolation.timeout.as_secs_f64()
+                        ),
+                    ),
+                    Fatal::Timeout,
+                )
+            }
+            Waited::Response(other) => {
+                worker.kill();
+                (
+                    Finding::new(
+                        FindingKind::Harness,
+                        format!(
+                            "the worker answered {} instead of a result",
+                            response_name(&other)
+                        ),
+                    ),
+                    Fatal::Harness,
+                )
+            }
+            Waited::Garbage(what) => {
+                worker.kill();
+                (
+                    Finding::new(
+                        FindingKind::Harness,
+                        format!("the worker's channel carried {what} (did the kernel write to descriptor {RESPONSE_FD}?)"),
+                    ),
+                    Fatal::Harness,
+                )
+            }
+        };
+        let output = worker.output_since(mark, true);
+        let mut call = self.fatal(&mut state, Finding { output, ..finding }, fatal);
+        early.append(&mut call.findings);
+        call.findings = early;
+        call
+    }
+
+    /// Ends the worker after the last call: writes into the last call's y that came late.
+    fn finish_isolated(&self) -> Vec<Finding> {
+        let mut state = self.lock();
+        let Some(mut worker) = state.worker.take() else {
+            return Vec::new();
+        };
+        let _ = worker
+            .requests
+            .write_all(&Request::Finish.encode())
+            .and_then(|()| worker.requests.flush());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let findings = match worker.wait_response(deadline, 1 << 10) {
+            Waited::Response(Response::Done { late }) if late.any() => vec![Finding::new(
+                FindingKind::LateWrite,
+                format!(
+                    "y of the last call changed after it had returned: {} element(s), the first element {}",
+                    late.count, late.first
+                ),
+            )],
+            _ => Vec::new(),
+        };
+        worker.reap();
+        findings
+    }
+}
+
+fn response_name(r: &Response) -> &'static str {
+    match r {
+        Response::Ready { .. } => "'ready'",
+        Response::LoadFailed { .. } => "'load failed'",
+        Response::Called(_) => "a result",
+        Response::Crash(_) => "a crash report",
+        Response::Done { .. } => "'done'",
+    }
+}
+
+/// A worker's end, in words: the finding kind, the failure class, and the description.
+fn death(status: Option<ExitStatus>) -> (FindingKind, Fatal, String) {
+    match status {
+        Some(s) if s.signal().is_some() => {
+            let signal = s.signal().unwrap_or(0);
+            (
+                FindingKind::Crashed,
+                Fatal::Signal(signal),
+                format!("died of {}", signal_name(signal)),
+            )
+        }
+        Some(s) if s.code() == Some(CHANNEL_FAILED) => (
+            FindingKind::Harness,
+            Fatal::Harness,
+            format!("the worker lost its channel (exit status {CHANNEL_FAILED}: did the kernel close descriptor {REQUEST_FD} or {RESPONSE_FD}?)"),
+        ),
+        Some(s) => {
+            let code = s.code().unwrap_or(-1);
+            (
+                FindingKind::Exited,
+                Fatal::Exit(code),
+                format!("ended the process with exit status {code}"),
+            )
+        }
+        None => (
+            FindingKind::Harness,
+            Fatal::Harness,
+            "the worker vanished (its status could not be read)".into(),
+        ),
+    }
+}
+
+impl Kernel for Isolated {
+    fn name(&self) -> String {
+        format!("lib:{}:{}", self.lib.display(), self.symbol)
+    }
+
+    fn supports(&self, op: Op, dtype: Dtype) -> bool {
+        op == self.op && dtype == self.dtype
+    }
+
+    fn run(&self, problem: &Problem) -> std::result::Result<Vec<u64>, String> {
+        let call = self.call_isolated(problem, 0);
+        match (call.outputs, call.findings.first()) {
+            (Some(y), None) => Ok(y),
+            (_, Some(f)) => Err(format!("{}: {}", f.kind.label(), f.detail)),
+            (None, None) => Err("not run".into()),
+        }
+    }
+
+    fn call(&self, problem: &Problem) -> Call {
+        self.call_isolated(problem, 0)
+    }
+
+    fn finish(&self) -> Vec<Finding> {
+        self.finish_isolated()
+    }
+}
