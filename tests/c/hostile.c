@@ -60,13 +60,9 @@
 #if VARIANT == CTOR_CRASH
 __attribute__((constructor)) static void on_load(void) { *(volatile int *)8 = 1; }
 #elif VARIANT == LOAD_FTZ_DAZ
+static void set_flush_bits(unsigned int bits);
 /* What -Ofast's crtfastmath.o does when the library is loaded. */
-__attribute__((constructor)) static void on_load(void) {
-    unsigned int mxcsr;
-    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
-    mxcsr |= 0x8040;
-    __asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
-}
+__attribute__((constructor)) static void on_load(void) { set_flush_bits(0x8040); }
 #elif VARIANT == IGNORES_SIGNALS
 __attribute__((constructor)) static void on_load(void) {
     signal(SIGTERM, SIG_IGN);
@@ -75,11 +71,22 @@ __attribute__((constructor)) static void on_load(void) {
 }
 #endif
 
-static void set_mxcsr_bits(unsigned int bits) {
+/* Sets MXCSR bits on x86-64 (0x8000 FTZ, 0x0040 DAZ); on AArch64 either sets FPCR.FZ. */
+static void set_flush_bits(unsigned int bits) {
+#if defined(__x86_64__)
     unsigned int mxcsr;
     __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
     mxcsr |= bits;
     __asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+#elif defined(__aarch64__)
+    unsigned long fpcr;
+    (void)bits;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    fpcr |= 1ul << 24;
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr));
+#else
+    (void)bits;
+#endif
 }
 
 static int recurse(volatile char *p, int depth) {
@@ -129,11 +136,11 @@ static int before(const float *x, const float *g, const float *b, float *y, size
     free(q);
     free(p);
 #elif VARIANT == LEAVE_FTZ_DAZ
-    set_mxcsr_bits(0x8040);
+    set_flush_bits(0x8040);
 #elif VARIANT == LEAVE_TOWARD_ZERO
     fesetround(FE_TOWARDZERO);
 #elif VARIANT == DAZ_READS_ZERO
-    set_mxcsr_bits(0x0040); /* DAZ: subnormal inputs read as 0, and left on */
+    set_flush_bits(0x0040); /* DAZ: subnormal inputs read as 0, and left on */
 #elif VARIANT == UNMASK_DIVBYZERO
     feenableexcept(FE_DIVBYZERO);
 #elif VARIANT == HANG
