@@ -15,7 +15,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_normoracle");
 
 fn compile_example(dir: &Path) -> PathBuf {
     let lib = dir.join("libexample.so");
-    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/c/normoracle_example.c");
+    let source = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/c/normoracle_example.c"
+    );
     let status = Command::new("cc")
         .args(["-O2", "-shared", "-fPIC", "-o"])
         .arg(&lib)
@@ -40,7 +43,11 @@ fn run(lib: &Path, op: &str, dtype: &str, in_process: bool) -> f64 {
     let start = Instant::now();
     let out = command.output().expect("normoracle runs");
     let seconds = start.elapsed().as_secs_f64();
-    assert_eq!(out.status.code(), Some(0), "{op} {dtype} in_process={in_process}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{op} {dtype} in_process={in_process}"
+    );
     seconds
 }
 

@@ -46,6 +46,7 @@ const BEFORE_START: u32 = 30;
 const CLOSES_CHANNEL: u32 = 31;
 const WRITES_CHANNEL: u32 = 32;
 const FLUSH_SUBNORMALS: u32 = 33;
+const MEMORY_HOG: u32 = 34;
 
 fn lib_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
@@ -383,6 +384,43 @@ fn an_always_hanging_kernel_ends_the_default_run_in_under_two_minutes() {
         text.contains("timed out") && text.contains("not run:"),
         "{text}"
     );
+}
+
+/// `--memory-limit` bounds what the kernel may map beyond the worker's own footprint: a
+/// kernel wanting 1 GiB a call gets NULL from malloc under 64 MiB (its error return is the
+/// finding), and runs under 2048 MiB.
+#[test]
+fn a_memory_limit_binds_the_kernel_not_the_worker() {
+    let lib = build(MEMORY_HOG, "-O2");
+    let run = fuzz(&lib, "rms_norm", "constant", &["--memory-limit", "64"]);
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    let findings = run.findings();
+    assert!(
+        findings
+            .iter()
+            .all(|(k, d)| k == "returned-error" && d.contains("returned 12")),
+        "{findings:?}"
+    );
+    let correct = fuzz(
+        &build(CORRECT, "-O2"),
+        "rms_norm",
+        "constant",
+        &["--memory-limit", "64"],
+    );
+    assert_eq!(
+        correct.code,
+        Some(0),
+        "{}\n{}",
+        correct.stdout,
+        correct.stderr
+    );
+    let roomy = fuzz(
+        &lib,
+        "rms_norm",
+        "constant",
+        &["--memory-limit", "2048", "--case", "66"],
+    );
+    assert_eq!(roomy.code, Some(0), "{}\n{}", roomy.stdout, roomy.stderr);
 }
 
 #[test]

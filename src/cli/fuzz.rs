@@ -49,8 +49,9 @@ pub struct Args {
     /// Seconds one call of a --lib kernel may take before it is killed (a finding).
     #[arg(long, default_value_t = Isolation::DEFAULT_TIMEOUT.as_secs_f64(), value_parser = parse_timeout)]
     pub timeout: f64,
-    /// Address-space limit of the --lib kernel's worker process, in MiB.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(16..=1 << 30))]
+    /// Address space the --lib kernel may use beyond its worker's own, in MiB (an allocation
+    /// past it fails inside the kernel).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub memory_limit: Option<u64>,
     /// Load the --lib library into this process instead of a worker (no isolation: a crash,
     /// an exit or a changed floating-point environment takes the verdict with it).

@@ -16,6 +16,9 @@ pub struct Args {
     pub op: Op,
     #[arg(long, value_parser = |s: &str| s.parse::<Dtype>())]
     pub dtype: Dtype,
+    /// Bytes of address space the kernel may use beyond the worker's own.
+    #[arg(long)]
+    pub memory_limit: Option<u64>,
 }
 
 /// Serves the harness; the worker's exit status (never a verdict: the parent reads its
@@ -26,5 +29,6 @@ pub fn run(args: Args) -> i32 {
         symbol: args.symbol,
         op: args.op,
         dtype: args.dtype,
+        memory_limit: args.memory_limit,
     })
 }

@@ -27,7 +27,8 @@ pub struct Isolation {
     pub worker: PathBuf,
     /// The longest a call may take (the worker is killed with SIGKILL past it).
     pub timeout: Duration,
-    /// An address-space limit for the worker (RLIMIT_AS), in bytes.
+    /// The address space the kernel may use beyond the worker's own, in bytes (RLIMIT_AS,
+    /// set by the worker before it loads the library).
     pub memory_limit: Option<u64>,
     /// Consecutive cases failing the same way (crash, exit, timeout) after which the kernel is
     /// no longer called: the remaining cases are reported as not run.
@@ -35,9 +36,10 @@ pub struct Isolation {
 }
 
 impl Isolation {
-    /// The default per-call timeout: two orders of magnitude above the slowest correct
-    /// kernel seen on the battery's largest case, and small enough that a kernel that hangs
-    /// on every case ends the run in half a minute (`MAX_CONSECUTIVE` × this).
+    /// The default per-call timeout: 200 times what a correct kernel needs (the C example
+    /// passes the whole default battery with `--timeout 0.05`, its two calls on poisoned
+    /// outputs included), and small enough that a kernel that hangs on every case ends the
+    /// run in half a minute (`MAX_CONSECUTIVE` × this).
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
     pub const MAX_CONSECUTIVE: usize = 3;
 
@@ -207,12 +209,16 @@ impl Worker {
                 "--dtype",
                 dtype.name(),
             ])
+            .args(
+                isolation
+                    .memory_limit
+                    .map(|bytes| format!("--memory-limit={bytes}")),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let (request_fd, response_fd) = (request_read.as_raw_fd(), response_write.as_raw_fd());
-        let memory_limit = isolation.memory_limit;
-        // SAFETY: only async-signal-safe calls (fcntl, dup2, setpgid, setrlimit) between fork
+        // SAFETY: only async-signal-safe calls (fcntl, dup2, setpgid) between fork
         // and exec.
         unsafe {
             command.pre_exec(move || {
@@ -226,13 +232,6 @@ impl Worker {
                 }
                 // Its own process group: a timeout kills whatever the kernel started too.
                 libc::setpgid(0, 0);
-                if let Some(bytes) = memory_limit {
-                    let limit = libc::rlimit {
-                        rlim_cur: bytes as libc::rlim_t,
-                        rlim_max: bytes as libc::rlim_t,
-                    };
-                    libc::setrlimit(libc::RLIMIT_AS, &limit);
-                }
                 Ok(())
             });
         }
@@ -621,7 +620,8 @@ impl Isolated {
                 ),
             ));
         }
-        if r.unwritten.any() {
+        // A kernel that returned an error owes no outputs (and none are judged).
+        if r.unwritten.any() && r.return_code == 0 {
             out.push(Finding::new(
                 FindingKind::Unwritten,
                 format!("never wrote {}", spots_words(r.unwritten, d)),
@@ -717,7 +717,7 @@ impl Isolated {
                 }
                 state.streak = None;
                 return Call {
-                    outputs: Some(self.outputs(&r.y)),
+                    outputs: (r.return_code == 0).then(|| self.outputs(&r.y)),
                     findings,
                     not_run: false,
                 };
@@ -726,10 +726,12 @@ impl Isolated {
                 let status = worker.reap();
                 let signal = status.and_then(|s| s.signal()).unwrap_or(report.signal);
                 let place = crash_place(&report, &elements);
-                let kind = if place.starts_with("writing to its input") {
-                    FindingKind::WroteInput
-                } else {
-                    FindingKind::Crashed
+                let kind = match (Region::from_u8(report.region), report.access) {
+                    _ if place.starts_with("writing to its input") => FindingKind::WroteInput,
+                    // The guard page after (or before) y: the same bug as a write into the
+                    // slack, caught by the page instead of the poison.
+                    (Region::Y, 0 | 2) => FindingKind::WroteOutside,
+                    _ => FindingKind::Crashed,
                 };
                 let place = if place.is_empty() {
                     String::new()

@@ -181,3 +181,65 @@ pub fn signal_name(signal: i32) -> String {
     };
     name.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::reference_f64::ReferenceF64;
+    use crate::cases::{BatteryConfig, Family};
+    use crate::dtype::Dtype;
+    use crate::judge;
+    use crate::problem::Op;
+
+    /// A correct in-process kernel that turns FTZ/DAZ on in every call and leaves them on.
+    struct LeavesFlushToZero;
+
+    impl Kernel for LeavesFlushToZero {
+        fn name(&self) -> String {
+            "leaves-ftz".into()
+        }
+        fn supports(&self, op: Op, dtype: Dtype) -> bool {
+            ReferenceF64.supports(op, dtype)
+        }
+        fn run(&self, p: &Problem) -> std::result::Result<Vec<u64>, String> {
+            let y = ReferenceF64.run(p);
+            let now = FpControl::read();
+            FpControl(now.0 | flush_to_zero_bits()).restore();
+            y
+        }
+    }
+
+    fn flush_to_zero_bits() -> u64 {
+        if cfg!(target_arch = "x86_64") {
+            0x8040
+        } else {
+            1 << 24
+        }
+    }
+
+    /// The judge never runs in the state an in-process kernel left: each call's change is a
+    /// finding, undone before the outputs are judged, and the subnormal rows (which FTZ/DAZ
+    /// in the judge would read as zero, as "undefined") are judged as in a clean run.
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn an_in_process_kernel_cannot_leave_the_judge_flushing_subnormals() {
+        let clean = FpControl::read();
+        let mut config = BatteryConfig::new(Op::LayerNorm, Dtype::F32, 5);
+        config.random_cases = 0;
+        config.families = vec![Family::Subnormal];
+        let report = judge::run_battery(&LeavesFlushToZero, &config, None, false).unwrap();
+        assert_eq!(FpControl::read(), clean);
+        let honest = judge::run_battery(&ReferenceF64, &config, None, false).unwrap();
+        assert!(honest.passed());
+        assert!(!report.passed());
+        assert_eq!(report.findings.len(), report.cases);
+        assert!(report
+            .findings
+            .iter()
+            .all(|f| f.finding.kind == FindingKind::FpEnvironment));
+        // The outputs were judged in a clean state: the same tallies as the honest kernel's.
+        assert_eq!(report.tally.judged, honest.tally.judged);
+        assert_eq!(report.tally.undefined, honest.tally.undefined);
+        assert_eq!(report.tally.failed, 0);
+    }
+}

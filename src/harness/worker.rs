@@ -48,6 +48,32 @@ pub struct WorkerSpec {
     pub symbol: Option<String>,
     pub op: Op,
     pub dtype: Dtype,
+    /// Address space the kernel may use beyond the worker's own, in bytes.
+    pub memory_limit: Option<u64>,
+}
+
+/// Limits the address space to what the worker uses now plus `extra` bytes (its own
+/// footprint — the binary, its libraries, the alternate signal stack — is not the kernel's).
+fn limit_address_space(extra: u64) -> std::io::Result<()> {
+    let statm = std::fs::read_to_string("/proc/self/statm")?;
+    let pages: u64 = statm
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| std::io::Error::other("unreadable /proc/self/statm"))?;
+    // SAFETY: sysconf has no memory effects.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    let bytes = pages.saturating_mul(page).saturating_add(extra);
+    let limit = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: bytes as libc::rlim_t,
+    };
+    // SAFETY: a valid rlimit for this process.
+    if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// The two poison values of y's elements for a dtype (bits; NaNs with unusual payloads).
@@ -366,6 +392,12 @@ pub fn serve(spec: &WorkerSpec) -> i32 {
         )
     };
     install_crash_handlers();
+    if let Some(extra) = spec.memory_limit {
+        if let Err(e) = limit_address_space(extra) {
+            eprintln!("normoracle worker: cannot limit the address space: {e}");
+            return CHANNEL_FAILED;
+        }
+    }
     let width = if spec.dtype == Dtype::F32 { 4 } else { 2 };
     WIDTH.store(width, Relaxed);
     LOADING.store(1, Relaxed);

@@ -52,6 +52,7 @@
 #define CLOSES_CHANNEL 31
 #define WRITES_CHANNEL 32
 #define FLUSH_SUBNORMALS 33
+#define MEMORY_HOG 34
 
 #ifndef VARIANT
 #define VARIANT CORRECT
@@ -157,6 +158,13 @@ static int before(const float *x, const float *g, const float *b, float *y, size
     usleep(200000);
 #elif VARIANT == CLOSES_CHANNEL
     close(3); close(4);
+#elif VARIANT == MEMORY_HOG
+    /* 1 GiB of scratch per call, touched: refused under --memory-limit. */
+    size_t n = (size_t)1 << 30;
+    char *scratch = malloc(n);
+    if (!scratch) return 12; /* ENOMEM */
+    for (size_t i = 0; i < n; i += 4096) scratch[i] = 1;
+    free(scratch);
 #elif VARIANT == WRITES_CHANNEL
     if (write(4, "garbage!garbage!", 16) < 0) return 1;
 #endif
