@@ -153,6 +153,8 @@ pub struct ReadCase {
     pub problem: Problem,
     /// The outputs a driver wrote, None where it wrote none.
     pub outputs: Option<Vec<u64>>,
+    /// The file the manifest names for the outputs.
+    pub y_file: String,
 }
 
 /// Every case of a directory with the outputs written so far, and the manifest's seed.
@@ -203,6 +205,7 @@ pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
             family: c.family,
             problem,
             outputs,
+            y_file: c.y,
         });
     }
     Ok((manifest.seed, out))
@@ -221,25 +224,35 @@ pub fn clear_outputs(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A case of a directory whose outputs file does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingOutput {
+    pub op: Op,
+    pub dtype: Dtype,
+    pub id: usize,
+    /// The file the manifest names for its outputs.
+    pub y: String,
+}
+
 /// The verdicts on a directory's outputs.
 #[derive(Debug, Clone)]
 pub struct DirVerdicts {
     /// One report per (op, dtype) with at least one case judged, in manifest order.
     pub reports: Vec<Report>,
-    /// Cases without outputs, per (op, dtype) (only those with some).
-    pub missing: Vec<(Op, Dtype, usize)>,
+    /// Cases without outputs, in manifest order.
+    pub missing: Vec<MissingOutput>,
 }
 
 impl DirVerdicts {
     pub fn missing_total(&self) -> usize {
-        self.missing.iter().map(|m| m.2).sum()
+        self.missing.len()
     }
 
     pub fn missing_for(&self, op: Op, dtype: Dtype) -> usize {
         self.missing
             .iter()
-            .find(|m| m.0 == op && m.1 == dtype)
-            .map_or(0, |m| m.2)
+            .filter(|m| m.op == op && m.dtype == dtype)
+            .count()
     }
 }
 
@@ -254,14 +267,12 @@ pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<DirVerdicts> {
     for c in cases {
         let (op, dtype) = (c.problem.op, c.problem.dtype);
         let Some(y) = &c.outputs else {
-            match verdicts
-                .missing
-                .iter_mut()
-                .find(|m| m.0 == op && m.1 == dtype)
-            {
-                Some(m) => m.2 += 1,
-                None => verdicts.missing.push((op, dtype, 1)),
-            }
+            verdicts.missing.push(MissingOutput {
+                op,
+                dtype,
+                id: c.id,
+                y: c.y_file,
+            });
             continue;
         };
         let reports = &mut verdicts.reports;
@@ -326,7 +337,16 @@ mod tests {
             .unwrap();
         }
         let verdicts = judge_dir(dir.path(), "driver").unwrap();
-        assert_eq!(verdicts.missing, vec![(Op::RmsNorm, Dtype::BF16, 1)]);
+        let first = &manifest.cases[0];
+        assert_eq!(
+            verdicts.missing,
+            vec![MissingOutput {
+                op: Op::RmsNorm,
+                dtype: Dtype::BF16,
+                id: first.id,
+                y: first.y.clone(),
+            }]
+        );
         assert_eq!(verdicts.reports.len(), 1);
         assert!(verdicts.reports[0].passed());
         assert_eq!(verdicts.reports[0].cases, n - 1);

@@ -10,6 +10,23 @@ use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_normoracle");
 
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).args(args).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Asserts exit 2 with one line on stderr containing `needle`.
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let (code, _, err) = run(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: '{err}' lacks '{needle}'");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+}
+
 /// Runs the binary with stdout a pipe whose reader is already gone (as after `| head`, once
 /// head has read its fill); returns the exit code and stderr.
 fn run_with_closed_stdout(args: &[&str]) -> (i32, String) {
@@ -114,4 +131,91 @@ fn a_stdout_that_cannot_be_written_is_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("cannot write to stdout"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// `normoracle cases` for one (op, dtype): the 198 systematic cases.
+fn write_cases(dir: &Path, extra: &[&str]) -> (i32, String) {
+    let out = dir.display().to_string();
+    let mut args = vec![
+        "cases",
+        "--out",
+        &out,
+        "--op",
+        "layer_norm",
+        "--dtype",
+        "f32",
+        "--seed",
+        "7",
+    ];
+    args.extend_from_slice(extra);
+    let (code, _, err) = run(&args);
+    (code, err)
+}
+
+fn manifest(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Writes the correctly rounded outputs of case `index` where its manifest entry says.
+fn write_reference_outputs(dir: &Path, index: usize) {
+    let case = &manifest(dir)["cases"][index];
+    let file = |key: &str| dir.join(case[key].as_str().unwrap()).display().to_string();
+    let (x, y) = (file("x"), file("y"));
+    let mut args = vec![
+        "reference".to_string(),
+        "--op".into(),
+        "layer_norm".into(),
+        "--dtype".into(),
+        "f32".into(),
+        "--eps-bits".into(),
+        case["eps_bits"].as_str().unwrap().into(),
+        "--x".into(),
+        x,
+        "--out".into(),
+        y,
+    ];
+    for key in ["gamma", "beta"] {
+        if case[key].is_string() {
+            args.push(format!("--{key}"));
+            args.push(file(key));
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn check_dir_fails_on_missing_outputs_and_refuses_a_dir_without_any() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cases");
+    assert_eq!(write_cases(&dir, &[]).0, 0);
+    let dir_arg = dir.display().to_string();
+    assert_usage_error(
+        &["check", &dir_arg],
+        "no outputs found (198 cases, no 'y' file); run your driver first",
+    );
+    // One output of 198 (case 1: case 0 has rows of width 1 and ε = 0, undefined), and
+    // correct: the 197 missing fail the check, named.
+    write_reference_outputs(&dir, 1);
+    let (code, out, err) = run(&["check", &dir_arg]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("PASS"), "the one case written passes: {out}");
+    assert!(
+        out.contains("FAIL: 197 of 198 cases have no outputs"),
+        "{out}"
+    );
+    assert!(
+        out.contains("layer_norm f32: 197 cases, ids 0, 2-197 (e.g. layer_norm_f32_0000_y.npy)"),
+        "{out}"
+    );
+    let (code, out, _) = run(&["check", &dir_arg, "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["missing_outputs"], 197);
+    assert_eq!(v["missing_cases"][1]["case"], 2);
+    assert_eq!(v["missing_cases"][1]["y"], "layer_norm_f32_0002_y.npy");
+    assert_eq!(v["reports"][0]["passed"], true);
 }
