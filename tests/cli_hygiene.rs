@@ -219,3 +219,37 @@ fn check_dir_fails_on_missing_outputs_and_refuses_a_dir_without_any() {
     assert_eq!(v["missing_cases"][1]["y"], "layer_norm_f32_0002_y.npy");
     assert_eq!(v["reports"][0]["passed"], true);
 }
+
+#[test]
+fn cases_refuses_a_used_directory_and_force_removes_its_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cases");
+    assert_eq!(write_cases(&dir, &[]).0, 0);
+    write_reference_outputs(&dir, 1);
+    let y = dir.join("layer_norm_f32_0001_y.npy");
+    assert!(y.exists());
+    // The same seed again: refused, and the old outputs stay untouched.
+    let (code, err) = write_cases(&dir, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not empty"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(y.exists());
+    // --force: the outputs are gone, so nothing passes without a driver.
+    let (code, err) = write_cases(&dir, &["--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!y.exists(), "--force left an earlier run's outputs");
+    assert!(dir.join("manifest.json").exists());
+    let dir_arg = dir.display().to_string();
+    assert_usage_error(&["check", &dir_arg], "no outputs found");
+    // Without a manifest to name them, outputs the new manifest names are removed too.
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    std::fs::copy(dir.join("layer_norm_f32_0001_x.npy"), &y).unwrap();
+    assert_eq!(write_cases(&dir, &["--force"]).0, 0);
+    assert!(!y.exists());
+    // A file in the way is an error, not a panic.
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    assert_eq!(write_cases(&file, &[]).0, 2);
+    assert_eq!(write_cases(&file, &["--force"]).0, 2);
+}

@@ -9,9 +9,15 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The directory to write (x, γ, β .npy files and manifest.json).
+    /// The directory to write (x, γ, β .npy files and manifest.json). It must be new or
+    /// empty (exit 2 otherwise): an earlier run's outputs left there would be judged as the
+    /// next driver's.
     #[arg(long)]
     pub out: PathBuf,
+    /// Write over a non-empty directory: first remove the files its manifest names (inputs
+    /// and outputs) and the manifest.
+    #[arg(long)]
+    pub force: bool,
     /// Ops (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "layer_norm,rms_norm", value_parser = |s: &str| s.parse::<Op>())]
     pub op: Vec<Op>,
@@ -33,6 +39,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(s) => s,
         None => rng::seed_from_env()?,
     };
+    manifest::prepare_dir(&args.out, args.force)?;
     let n = manifest::write_cases(
         &args.out,
         &args.op,
