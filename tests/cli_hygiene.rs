@@ -253,3 +253,43 @@ fn cases_refuses_a_used_directory_and_force_removes_its_outputs() {
     assert_eq!(write_cases(&file, &[]).0, 2);
     assert_eq!(write_cases(&file, &["--force"]).0, 2);
 }
+
+#[test]
+fn case_counts_are_bounded_instead_of_wrapping() {
+    let huge = "18446744073709551418"; // 198 short of 2^64: the battery's length wrapped to 0
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c").display().to_string();
+    for args in [
+        vec![
+            "fuzz",
+            "--builtin",
+            "reference-f64",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            "f32",
+            "--cases",
+            huge,
+        ],
+        vec![
+            "fuzz",
+            "--builtin",
+            "native",
+            "--op",
+            "rms_norm",
+            "--dtype",
+            "f32",
+            "--cases",
+            "10000001",
+        ],
+        vec!["cases", "--out", &out, "--cases", huge],
+        vec!["zoo", "--builtins-only", "--cases", huge],
+        vec!["audit", "--cases", huge],
+    ] {
+        let (code, stdout, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{err}");
+        assert!(err.contains("from 0 to 10000000"), "{args:?}: {err}");
+        assert!(!stdout.contains("PASS"), "{args:?}: {stdout}");
+    }
+    assert!(!Path::new(&out).exists());
+}

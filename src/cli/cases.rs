@@ -1,5 +1,6 @@
 //! `normoracle cases`: write the battery to a directory, for drivers in other frameworks.
 
+use super::common::parse_random_cases;
 use super::Outcome;
 use normoracle::cases::rng;
 use normoracle::manifest;
@@ -27,8 +28,8 @@ pub struct Args {
     /// Seed (default: $NORMORACLE_SEED, else a fixed seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Random cases after the systematic ones, per (op, dtype).
-    #[arg(long, default_value_t = 0)]
+    /// Random cases after the systematic ones, per (op, dtype) (at most 10⁷).
+    #[arg(long, default_value_t = 0, value_parser = parse_random_cases)]
     pub cases: usize,
     #[arg(long, default_value = "inside", value_parser = |s: &str| s.parse::<EpsConvention>())]
     pub eps_convention: EpsConvention,

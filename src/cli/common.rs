@@ -1,7 +1,7 @@
 //! Arguments shared by several subcommands.
 
 use normoracle::problem::{Eps, EpsConvention, Op};
-use normoracle::{Dtype, Result};
+use normoracle::{Dtype, Error, Result};
 
 /// The operation, format and ε of a normalization.
 #[derive(clap::Args, Debug, Clone)]
@@ -48,5 +48,16 @@ pub fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// A count of random battery cases (`--cases`), at most `MAX_RANDOM_CASES`.
+pub fn parse_random_cases(s: &str) -> Result<usize> {
+    let max = normoracle::cases::battery::MAX_RANDOM_CASES;
+    match s.parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(Error::usage(format!(
+            "'{s}' is not a case count from 0 to {max}"
+        ))),
     }
 }
