@@ -246,6 +246,14 @@ pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
             Ok((a.shape.clone(), npy::bits_of(&a, dtype, what)?))
         };
         let (shape, x) = read_bits(&c.x, "x")?;
+        // The manifest's rows and d must describe x: then rows × d is x's length and cannot
+        // overflow anything downstream.
+        if shape != [c.rows, c.d] {
+            return Err(Error::input(format!(
+                "{}: shape {shape:?}, but the manifest says rows = {}, d = {}",
+                c.x, c.rows, c.d
+            )));
+        }
         let outputs = if dir.join(&c.y).exists() {
             let (y_shape, y) = read_bits(&c.y, "y")?;
             if y_shape != shape {

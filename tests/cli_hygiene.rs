@@ -5,8 +5,10 @@
 //! 0, 1 or 2, and every error one line.
 
 use normoracle::npy::{self, NpyArray, NpyData};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_normoracle");
 
@@ -292,4 +294,123 @@ fn case_counts_are_bounded_instead_of_wrapping() {
         assert!(!stdout.contains("PASS"), "{args:?}: {stdout}");
     }
     assert!(!Path::new(&out).exists());
+}
+
+/// A .npy header for `shape` of `<f4`, version 1, with `body` after it.
+fn npy_bytes(shape: &str, body: &[u8]) -> Vec<u8> {
+    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}\n");
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(body);
+    out
+}
+
+#[test]
+fn declared_sizes_are_checked_before_anything_is_allocated() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, bytes: Vec<u8>| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.display().to_string()
+    };
+    let reference = |x: &str| {
+        vec![
+            "reference".to_string(),
+            "--op".into(),
+            "layer_norm".into(),
+            "--dtype".into(),
+            "f32".into(),
+            "--x".into(),
+            x.into(),
+            "--out".into(),
+            dir.path().join("y.npy").display().to_string(),
+        ]
+    };
+    let cases = [
+        // No rows: nothing to judge, and a width no file bounds (this aborted).
+        (
+            "empty.npy",
+            npy_bytes("(0, 1099511627776)", b""),
+            "has no rows",
+        ),
+        // A few bytes claiming 4 TiB: refused before reading or allocating.
+        (
+            "huge.npy",
+            npy_bytes("(1, 1099511627776)", b""),
+            "needs 4398046511104 bytes",
+        ),
+        (
+            "overflow.npy",
+            npy_bytes("(4294967296, 4294967296)", b""),
+            "too large",
+        ),
+        (
+            "short.npy",
+            npy_bytes("(2, 2)", &[0; 12]),
+            "data holds 12 bytes",
+        ),
+        (
+            "long.npy",
+            npy_bytes("(2, 2)", &[0; 20]),
+            "data holds 20 bytes",
+        ),
+    ];
+    for (name, bytes, needle) in cases {
+        let x = file(name, bytes);
+        let args = reference(&x);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_usage_error(&args, needle);
+        let y = file("y_any.npy", npy_bytes("(2, 2)", &[0; 16]));
+        assert_usage_error(&check_args(&x, &y), needle);
+    }
+    // A header length beyond any numpy header.
+    let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
+    v2.extend(0x7fff_ffffu32.to_le_bytes());
+    let x = file("v2.npy", v2);
+    assert_usage_error(&check_args(&x, &x), "at most 1048576");
+}
+
+#[test]
+fn streams_are_read_no_further_than_their_header_declares() {
+    // /dev/zero never ends: the magic check stops it at once.
+    assert_usage_error(&check_args("/dev/zero", "/dev/zero"), "bad magic");
+    // A pipe that declares 4 values and then never stops: an error after one byte more.
+    let mut child = Command::new(BIN)
+        .args(check_args("/dev/stdin", "/dev/null"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let chunk = vec![0u8; 1 << 16];
+        let _ = stdin.write_all(&npy_bytes("(2, 2)", &[0; 16]));
+        let start = Instant::now();
+        // Stops when the reader is gone; the deadline keeps a reader that slurps from
+        // hanging the test (it fails below instead).
+        while stdin.write_all(&chunk).is_ok() && start.elapsed() < Duration::from_secs(20) {}
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("more bytes than shape [2, 2]"), "{err}");
+}
+
+#[test]
+fn a_manifest_must_describe_its_arrays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cases");
+    assert_eq!(write_cases(&dir, &[]).0, 0);
+    let mut m = manifest(&dir);
+    // rows × d overflows usize (and wrapped past the size check).
+    m["cases"][0]["rows"] = serde_json::json!(1u64 << 62);
+    m["cases"][0]["d"] = serde_json::json!(8);
+    std::fs::write(dir.join("manifest.json"), m.to_string()).unwrap();
+    assert_usage_error(
+        &["check", &dir.display().to_string()],
+        "but the manifest says",
+    );
 }
