@@ -414,3 +414,78 @@ fn a_manifest_must_describe_its_arrays() {
         "but the manifest says",
     );
 }
+
+#[test]
+fn generated_sizes_are_bounded_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("keys.npy").display().to_string();
+    let big = "4294967296"; // 2^32
+    for (args, needle) in [
+        (
+            vec!["bench-oracle", "--rows", big, "--d", big],
+            "--rows × --d",
+        ),
+        (
+            vec!["bench-oracle", "--rows", "1", "--d", "300000000"],
+            "2^28",
+        ),
+        (
+            vec!["bench-oracle", "--rows", "2", "--d", "2", "--repeats", big],
+            "--repeats",
+        ),
+        (
+            vec!["unselectable", "sample", "--n", big, "--d", big, "-o", &out],
+            "--n × --d",
+        ),
+        (
+            vec![
+                "unselectable",
+                "figure",
+                "--d",
+                "3..18446744073709551615",
+                "--quiet",
+            ],
+            "2^28",
+        ),
+        (
+            vec![
+                "unselectable",
+                "figure",
+                "--d",
+                "3",
+                "--n",
+                "3..2000000",
+                "--quiet",
+            ],
+            "cells",
+        ),
+        (
+            vec!["unselectable", "figure", "--runs", big, "--quiet"],
+            "--runs",
+        ),
+        (
+            vec!["unselectable", "bench", "--n", big, "--d", "3", "--quiet"],
+            "2^28",
+        ),
+        (
+            vec!["unselectable", "bench", "--repeat", big, "--quiet"],
+            "--repeat",
+        ),
+    ] {
+        assert_usage_error(&args, needle);
+    }
+    assert!(!Path::new(&out).exists());
+}
+
+#[test]
+fn help_and_version_exit_0_and_usage_errors_exit_2() {
+    assert_eq!(run(&["--help"]).0, 0);
+    assert_eq!(run(&["--version"]).0, 0);
+    assert_eq!(run(&["cases", "--help"]).0, 0);
+    assert_eq!(run(&[]).0, 2);
+    assert_eq!(run(&["no-such-command"]).0, 2);
+    let (_, help, _) = run(&["cases", "--help"]);
+    assert!(help.contains("--force"), "{help}");
+    let (_, help, _) = run(&["check", "--help"]);
+    assert!(help.contains("run your driver first"), "{help}");
+}

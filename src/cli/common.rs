@@ -61,3 +61,28 @@ pub fn parse_random_cases(s: &str) -> Result<usize> {
         ))),
     }
 }
+
+/// The most values a command generates in memory at once (`rows × d`, `n × d`): 2²⁸, i.e.
+/// 2 GiB as f64, sixteen times bench-oracle's default 4096 × 4096. Beyond it the
+/// product, or the allocation, fails (overflow, abort) before any work is done.
+pub const MAX_GENERATED_VALUES: usize = 1 << 28;
+
+/// `a × b` (named `what`, e.g. "--rows × --d") when it is at most `MAX_GENERATED_VALUES`.
+pub fn generated_values(what: &str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b)
+        .filter(|&n| n <= MAX_GENERATED_VALUES)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "{what} = {a} × {b} is more than {MAX_GENERATED_VALUES} (2^28) values"
+            ))
+        })
+}
+
+/// `value` of the argument `what` when it is at most `max`.
+pub fn at_most(what: &str, value: usize, max: usize) -> Result<usize> {
+    if value <= max {
+        Ok(value)
+    } else {
+        Err(Error::usage(format!("{what} {value} is more than {max}")))
+    }
+}
