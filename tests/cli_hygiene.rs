@@ -478,6 +478,29 @@ fn generated_sizes_are_bounded_up_front() {
 }
 
 #[test]
+fn formats_and_ids_are_checked_before_any_work() {
+    for (args, needle) in [
+        (
+            vec!["reproduce", "accuracy-table", "--format", "docx"],
+            "unknown format 'docx'",
+        ),
+        (
+            vec!["reproduce", "accuracy-table", "--format", "svg"],
+            "has no figure",
+        ),
+        (vec!["reproduce", "no-such-artifact"], "unknown artifact"),
+    ] {
+        let start = Instant::now();
+        assert_usage_error(&args, needle);
+        // The accuracy table takes many seconds to produce (minutes unoptimized).
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{args:?}: work first"
+        );
+    }
+}
+
+#[test]
 fn help_and_version_exit_0_and_usage_errors_exit_2() {
     assert_eq!(run(&["--help"]).0, 0);
     assert_eq!(run(&["--version"]).0, 0);
