@@ -512,3 +512,46 @@ fn help_and_version_exit_0_and_usage_errors_exit_2() {
     let (_, help, _) = run(&["check", "--help"]);
     assert!(help.contains("run your driver first"), "{help}");
 }
+
+#[test]
+fn ellipsoid_bench_and_theorems_sizes_are_bounded_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let gain = save(
+        dir.path(),
+        "g.npy",
+        vec![3],
+        NpyData::F64(vec![1.0, 2.0, 3.0]),
+    );
+    let huge = "18446744073709551615";
+    for (args, needle) in [
+        (
+            vec!["ellipsoid", "concentration", "--samples", huge],
+            "--n × --samples",
+        ),
+        (
+            vec![
+                "ellipsoid",
+                "concentration",
+                "--n",
+                "4294967296",
+                "--samples",
+                "10",
+            ],
+            "2^28",
+        ),
+        (vec!["ellipsoid", "bench", "--n", huge], "--n × --n"),
+        (vec!["ellipsoid", "bench", "--repeats", huge], "--repeats"),
+        (
+            vec!["ellipsoid", "--gain", &gain, "--threads", huge],
+            "--threads",
+        ),
+        (vec!["bench", "--samples", huge], "--samples"),
+        (vec!["bench", "--threads", huge], "--threads"),
+        (vec!["bench", "--sizes", "65536x65536"], "ROWS × D"),
+    ] {
+        assert_usage_error(&args, needle);
+    }
+    let (code, _, err) = run(&["theorems", "--cases", huge]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("from 0 to 10000000"), "{err}");
+}

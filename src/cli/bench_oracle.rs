@@ -1,13 +1,10 @@
 //! `normoracle bench-oracle`: the time of a verdict against numpy's float64 LayerNorm of the
 //! same data, measured side by side.
 
-use super::common::{at_most, generated_values};
+use super::common::{at_most, generated_values, MAX_REPEATS};
 use super::Outcome;
 use normoracle::judge::bench;
 use normoracle::Result;
-
-/// The most runs per side: a median of more says nothing new.
-const MAX_REPEATS: usize = 1000;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

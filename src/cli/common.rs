@@ -78,6 +78,13 @@ pub fn generated_values(what: &str, a: usize, b: usize) -> Result<usize> {
         })
 }
 
+/// The most timed runs or samples per measurement: a median of more says nothing new.
+pub const MAX_REPEATS: usize = 1000;
+
+/// The most threads a command's pool takes (far beyond any machine's cores; a count near
+/// `usize::MAX` made the pool spawn threads until the system refused).
+pub const MAX_THREADS: usize = 1024;
+
 /// `value` of the argument `what` when it is at most `max`.
 pub fn at_most(what: &str, value: usize, max: usize) -> Result<usize> {
     if value <= max {

@@ -1,7 +1,7 @@
 //! `normoracle unselectable check|figure|bench`: keys that no query can select (Brody, Alon,
 //! Yahav 2023, Theorem 1), decided with exactly verified certificates.
 
-use super::common::{at_most, generated_values};
+use super::common::{at_most, generated_values, MAX_REPEATS};
 use super::Outcome;
 use clap::{Args as ClapArgs, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -155,8 +155,6 @@ fn check(a: CheckArgs) -> Result<Outcome> {
 const MAX_RUNS: usize = 1_000_000;
 /// The most (d, n) cells of a figure (the paper's has 13 × 58).
 const MAX_CELLS: usize = 1 << 20;
-/// The most timed repetitions per size of `bench`.
-const MAX_REPEATS: usize = 1000;
 
 /// Rejects figure grids whose keys or cells cannot be held (a range to `usize::MAX`
 /// overflowed the cell count, and each run's keys are n × d values).
