@@ -46,6 +46,7 @@ pub struct Manifest {
 }
 
 /// Writes the batteries of every (op, dtype) given into `dir`; returns the case count.
+/// Each case is written as it is generated: a large `random_cases` costs disk, not memory.
 pub fn write_cases(
     dir: &Path,
     ops: &[Op],
@@ -54,24 +55,72 @@ pub fn write_cases(
     seed: u64,
     random_cases: usize,
 ) -> Result<usize> {
-    let mut battery = Vec::new();
+    let mut writer = DirWriter::create(dir, seed)?;
     for &op in ops {
         for &dtype in dtypes {
             let mut config = BatteryConfig::new(op, dtype, seed);
             config.convention = convention;
             config.random_cases = random_cases;
-            battery.extend(cases::battery(&config));
+            for id in 0..cases::battery::battery_len(&config) {
+                if let Some(c) = cases::case(&config, id) {
+                    writer.add(DiskCase {
+                        id: c.id,
+                        family: c.family.name(),
+                        problem: &c.problem,
+                    })?;
+                }
+            }
         }
     }
-    write_problems(
-        dir,
-        seed,
-        battery.iter().map(|c| DiskCase {
-            id: c.id,
-            family: c.family.name(),
-            problem: &c.problem,
-        }),
-    )
+    writer.finish()
+}
+
+/// Readies `dir` for a new battery. A directory that exists must be empty: the outputs of an
+/// earlier run left there would be judged by `check` as this run's, and a rerun with the
+/// same seed would pass without any driver having run. With `overwrite`, the files the old
+/// manifest names (inputs and outputs) and the manifest itself are removed instead.
+pub fn prepare_dir(dir: &Path, overwrite: bool) -> Result<()> {
+    let mut entries = match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(format!("cannot read {}: {e}", dir.display()))),
+        Ok(entries) => entries,
+    };
+    if entries.next().is_none() {
+        return Ok(());
+    }
+    if !overwrite {
+        return Err(Error::usage(format!(
+            "{} is not empty (an earlier run's outputs there would be judged as this run's); \
+             choose a new directory, or --force to remove the files its manifest names",
+            dir.display()
+        )));
+    }
+    // An unreadable manifest names nothing to remove; write_problems still removes every
+    // outputs file the new manifest names.
+    if let Ok(old) = read_manifest(dir) {
+        for c in &old.cases {
+            let names = [Some(&c.x), c.gamma.as_ref(), c.beta.as_ref(), Some(&c.y)];
+            for name in names.into_iter().flatten() {
+                remove_if_present(dir, name)?;
+            }
+        }
+    }
+    remove_if_present(dir, MANIFEST)
+}
+
+/// Removes the file `name` of `dir` if it exists. Only plain file names are taken: a
+/// manifest naming `../x` cannot make `--force` remove anything outside the directory.
+fn remove_if_present(dir: &Path, name: &str) -> Result<()> {
+    if Path::new(name).file_name() != Some(std::ffi::OsStr::new(name)) {
+        return Ok(());
+    }
+    let path = dir.join(name);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::io(format!("cannot remove {}: {e}", path.display())))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// One problem to write into a cases directory: its id (unique per op and dtype) and the
@@ -90,23 +139,47 @@ pub fn write_problems<'a>(
     seed: u64,
     cases: impl IntoIterator<Item = DiskCase<'a>>,
 ) -> Result<usize> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
-    let mut manifest = Manifest {
-        normoracle: env!("CARGO_PKG_VERSION").into(),
-        seed,
-        storage: "f16 '<f2', bf16 '<u2' (bit patterns), f32 '<f4', f64 '<f8'".into(),
-        cases: Vec::new(),
-    };
+    let mut writer = DirWriter::create(dir, seed)?;
     for case in cases {
+        writer.add(case)?;
+    }
+    writer.finish()
+}
+
+/// A cases directory being written: each case's files at once, the manifest at the end.
+struct DirWriter<'d> {
+    dir: &'d Path,
+    manifest: Manifest,
+}
+
+impl<'d> DirWriter<'d> {
+    fn create(dir: &'d Path, seed: u64) -> Result<Self> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("cannot create {}: {e}", dir.display())))?;
+        Ok(DirWriter {
+            dir,
+            manifest: Manifest {
+                normoracle: env!("CARGO_PKG_VERSION").into(),
+                seed,
+                storage: "f16 '<f2', bf16 '<u2' (bit patterns), f32 '<f4', f64 '<f8'".into(),
+                cases: Vec::new(),
+            },
+        })
+    }
+
+    fn add(&mut self, case: DiskCase) -> Result<()> {
+        let dir = self.dir;
         let p = case.problem;
         let stem = format!("{}_{}_{:04}", p.op, p.dtype, case.id);
+        let y = format!("{stem}_y.npy");
+        // Outputs already there are no driver's answer to this battery.
+        remove_if_present(dir, &y)?;
         let write = |suffix: &str, shape: Vec<usize>, bits: &[u64]| -> Result<String> {
             let name = format!("{stem}_{suffix}.npy");
             npy::write(&dir.join(&name), &npy::from_bits(shape, p.dtype, bits)?)?;
             Ok(name)
         };
-        manifest.cases.push(ManifestCase {
+        self.manifest.cases.push(ManifestCase {
             id: case.id,
             op: p.op.name().into(),
             dtype: p.dtype.name().into(),
@@ -127,13 +200,17 @@ pub fn write_problems<'a>(
                 .as_ref()
                 .map(|b| write("beta", vec![p.d], b))
                 .transpose()?,
-            y: format!("{stem}_y.npy"),
+            y,
         });
+        Ok(())
     }
-    let text = serde_json::to_string_pretty(&manifest).expect("manifest serializes");
-    std::fs::write(dir.join(MANIFEST), text)
-        .map_err(|e| Error::io(format!("cannot write the manifest: {e}")))?;
-    Ok(manifest.cases.len())
+
+    fn finish(self) -> Result<usize> {
+        let text = serde_json::to_string_pretty(&self.manifest).expect("manifest serializes");
+        std::fs::write(self.dir.join(MANIFEST), text)
+            .map_err(|e| Error::io(format!("cannot write the manifest: {e}")))?;
+        Ok(self.manifest.cases.len())
+    }
 }
 
 /// Reads a directory's manifest.
@@ -153,6 +230,8 @@ pub struct ReadCase {
     pub problem: Problem,
     /// The outputs a driver wrote, None where it wrote none.
     pub outputs: Option<Vec<u64>>,
+    /// The file the manifest names for the outputs.
+    pub y_file: String,
 }
 
 /// Every case of a directory with the outputs written so far, and the manifest's seed.
@@ -167,6 +246,14 @@ pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
             Ok((a.shape.clone(), npy::bits_of(&a, dtype, what)?))
         };
         let (shape, x) = read_bits(&c.x, "x")?;
+        // The manifest's rows and d must describe x: then rows × d is x's length and cannot
+        // overflow anything downstream.
+        if shape != [c.rows, c.d] {
+            return Err(Error::input(format!(
+                "{}: shape {shape:?}, but the manifest says rows = {}, d = {}",
+                c.x, c.rows, c.d
+            )));
+        }
         let outputs = if dir.join(&c.y).exists() {
             let (y_shape, y) = read_bits(&c.y, "y")?;
             if y_shape != shape {
@@ -203,6 +290,7 @@ pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
             family: c.family,
             problem,
             outputs,
+            y_file: c.y,
         });
     }
     Ok((manifest.seed, out))
@@ -212,13 +300,19 @@ pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
 /// that skips a case must not leave an earlier driver's outputs to be judged as its own).
 pub fn clear_outputs(dir: &Path) -> Result<()> {
     for c in read_manifest(dir)?.cases {
-        let y = dir.join(&c.y);
-        if y.exists() {
-            std::fs::remove_file(&y)
-                .map_err(|e| Error::io(format!("cannot remove {}: {e}", y.display())))?;
-        }
+        remove_if_present(dir, &c.y)?;
     }
     Ok(())
+}
+
+/// A case of a directory whose outputs file does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingOutput {
+    pub op: Op,
+    pub dtype: Dtype,
+    pub id: usize,
+    /// The file the manifest names for its outputs.
+    pub y: String,
 }
 
 /// The verdicts on a directory's outputs.
@@ -226,20 +320,20 @@ pub fn clear_outputs(dir: &Path) -> Result<()> {
 pub struct DirVerdicts {
     /// One report per (op, dtype) with at least one case judged, in manifest order.
     pub reports: Vec<Report>,
-    /// Cases without outputs, per (op, dtype) (only those with some).
-    pub missing: Vec<(Op, Dtype, usize)>,
+    /// Cases without outputs, in manifest order.
+    pub missing: Vec<MissingOutput>,
 }
 
 impl DirVerdicts {
     pub fn missing_total(&self) -> usize {
-        self.missing.iter().map(|m| m.2).sum()
+        self.missing.len()
     }
 
     pub fn missing_for(&self, op: Op, dtype: Dtype) -> usize {
         self.missing
             .iter()
-            .find(|m| m.0 == op && m.1 == dtype)
-            .map_or(0, |m| m.2)
+            .filter(|m| m.op == op && m.dtype == dtype)
+            .count()
     }
 }
 
@@ -254,14 +348,12 @@ pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<DirVerdicts> {
     for c in cases {
         let (op, dtype) = (c.problem.op, c.problem.dtype);
         let Some(y) = &c.outputs else {
-            match verdicts
-                .missing
-                .iter_mut()
-                .find(|m| m.0 == op && m.1 == dtype)
-            {
-                Some(m) => m.2 += 1,
-                None => verdicts.missing.push((op, dtype, 1)),
-            }
+            verdicts.missing.push(MissingOutput {
+                op,
+                dtype,
+                id: c.id,
+                y: c.y_file,
+            });
             continue;
         };
         let reports = &mut verdicts.reports;
@@ -326,7 +418,16 @@ mod tests {
             .unwrap();
         }
         let verdicts = judge_dir(dir.path(), "driver").unwrap();
-        assert_eq!(verdicts.missing, vec![(Op::RmsNorm, Dtype::BF16, 1)]);
+        let first = &manifest.cases[0];
+        assert_eq!(
+            verdicts.missing,
+            vec![MissingOutput {
+                op: Op::RmsNorm,
+                dtype: Dtype::BF16,
+                id: first.id,
+                y: first.y.clone(),
+            }]
+        );
         assert_eq!(verdicts.reports.len(), 1);
         assert!(verdicts.reports[0].passed());
         assert_eq!(verdicts.reports[0].cases, n - 1);

@@ -3,6 +3,7 @@
 //! (bf16 bit patterns); big-endian variants are read too.
 
 use crate::error::{Error, Result};
+use std::io::Read;
 use std::path::Path;
 
 /// The element data of an array, in the file's own type.
@@ -47,10 +48,9 @@ pub struct NpyArray {
 
 impl NpyArray {
     pub fn new(shape: Vec<usize>, data: NpyData) -> Result<Self> {
-        let n: usize = shape.iter().product();
-        if n != data.len() {
+        if element_count(&shape) != Some(data.len()) {
             return Err(Error::input(format!(
-                "shape {shape:?} holds {n} elements but {} were given",
+                "shape {shape:?} does not hold the {} elements given",
                 data.len()
             )));
         }
@@ -62,7 +62,9 @@ impl NpyArray {
     pub fn rows_and_width(&self) -> Result<(usize, usize)> {
         match self.shape.split_last() {
             None => Err(Error::input("a 0-dimensional array has no rows")),
-            Some((&d, lead)) => Ok((lead.iter().product(), d)),
+            Some((&d, lead)) => element_count(lead)
+                .map(|rows| (rows, d))
+                .ok_or_else(|| Error::input(format!("shape {:?} is too large", self.shape))),
         }
     }
 
@@ -86,43 +88,143 @@ impl NpyArray {
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
-/// Reads a `.npy` file.
+/// The longest header read. numpy writes a few hundred bytes (and `np.load` refuses more
+/// than 10 000 by default); the cap keeps a corrupt length field from asking for gigabytes.
+pub const MAX_HEADER_LEN: usize = 1 << 20;
+
+/// What a header declares: the element type and the shape.
+struct Header {
+    shape: Vec<usize>,
+    descr: String,
+    little: bool,
+    /// `f2`, `u2`, `f4` or `f8`.
+    kind: &'static str,
+    /// Bytes per element.
+    width: usize,
+    /// Bytes of data the shape and element type call for.
+    data_len: usize,
+}
+
+/// Reads a `.npy` file: the header, then exactly the bytes it declares. A regular file's
+/// length is checked against the declaration before any allocation; a stream (a pipe,
+/// /dev/zero) is read no further than the declaration and one byte past it.
 pub fn read(path: &Path) -> Result<NpyArray> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::io(format!("cannot read {}: {e}", path.display())))?;
-    parse(&bytes).map_err(|e| match e {
+    let with_path = |e: Error| match e {
         Error::Input(m) => Error::input(format!("{}: {m}", path.display())),
+        Error::Io(m) => Error::io(format!("cannot read {}: {m}", path.display())),
         other => other,
-    })
+    };
+    let file = std::fs::File::open(path)
+        .map_err(|e| Error::io(format!("cannot read {}: {e}", path.display())))?;
+    let metadata = file
+        .metadata()
+        .map_err(|e| Error::io(format!("cannot read {}: {e}", path.display())))?;
+    if metadata.is_dir() {
+        return Err(Error::io(format!("{} is a directory", path.display())));
+    }
+    let len = metadata.is_file().then_some(metadata.len());
+    read_from(&mut std::io::BufReader::new(file), len).map_err(with_path)
 }
 
 /// Parses the bytes of a `.npy` file.
 pub fn parse(bytes: &[u8]) -> Result<NpyArray> {
-    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+    let mut reader = bytes;
+    read_from(&mut reader, Some(bytes.len() as u64))
+}
+
+/// Reads a `.npy` array from `reader`, which holds `len` bytes in all when known.
+fn read_from(reader: &mut impl Read, len: Option<u64>) -> Result<NpyArray> {
+    let (header, header_end) = read_header(reader)?;
+    let data_len = header.data_len;
+    let declared = || {
+        format!(
+            "shape {:?} of '{}' needs {data_len} bytes",
+            header.shape, header.descr
+        )
+    };
+    if let Some(len) = len {
+        let available = len.saturating_sub(header_end);
+        if available != data_len as u64 {
+            return Err(Error::input(format!(
+                "data holds {available} bytes but {}",
+                declared()
+            )));
+        }
+    }
+    // A file's length was checked above: allocate once. A stream's grows as it arrives.
+    let mut body = Vec::with_capacity(if len.is_some() { data_len } else { 0 });
+    reader
+        .take(data_len as u64)
+        .read_to_end(&mut body)
+        .map_err(Error::from)?;
+    if body.len() != data_len {
+        return Err(Error::input(format!(
+            "data holds {} bytes but {}",
+            body.len(),
+            declared()
+        )));
+    }
+    if len.is_none() {
+        let mut extra = [0u8; 1];
+        if reader.read(&mut extra).map_err(Error::from)? != 0 {
+            return Err(Error::input(format!(
+                "data holds more bytes than {}",
+                declared()
+            )));
+        }
+    }
+    Ok(NpyArray {
+        data: decode(&header, &body),
+        shape: header.shape,
+    })
+}
+
+/// Reads the magic string, version, header length and header; returns the header and the
+/// offset of the data.
+fn read_header(reader: &mut impl Read) -> Result<(Header, u64)> {
+    let truncated = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::input("truncated .npy header"),
+        _ => Error::from(e),
+    };
+    let mut preamble = [0u8; 8];
+    reader
+        .read_exact(&mut preamble)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::input("not a .npy file (bad magic)"),
+            _ => Error::from(e),
+        })?;
+    if &preamble[..6] != MAGIC {
         return Err(Error::input("not a .npy file (bad magic)"));
     }
-    let major = bytes[6];
-    let (header_len, start) = match major {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
+    let (header_len, start) = match preamble[6] {
+        1 => {
+            let mut n = [0u8; 2];
+            reader.read_exact(&mut n).map_err(truncated)?;
+            (u16::from_le_bytes(n) as usize, 10u64)
+        }
         2 | 3 => {
-            if bytes.len() < 12 {
-                return Err(Error::input("truncated .npy header"));
-            }
-            (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-                12,
-            )
+            let mut n = [0u8; 4];
+            reader.read_exact(&mut n).map_err(truncated)?;
+            (u32::from_le_bytes(n) as usize, 12)
         }
         v => return Err(Error::input(format!("unsupported .npy version {v}"))),
     };
-    let end = start
-        .checked_add(header_len)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| Error::input("truncated .npy header"))?;
-    let header = std::str::from_utf8(&bytes[start..end])
-        .map_err(|_| Error::input("the .npy header is not text"))?;
+    if header_len > MAX_HEADER_LEN {
+        return Err(Error::input(format!(
+            "the .npy header declares {header_len} bytes (at most {MAX_HEADER_LEN})"
+        )));
+    }
+    let mut text = vec![0u8; header_len];
+    reader.read_exact(&mut text).map_err(truncated)?;
+    let text =
+        std::str::from_utf8(&text).map_err(|_| Error::input("the .npy header is not text"))?;
+    Ok((parse_header(text)?, start + header_len as u64))
+}
+
+/// The header dictionary: descr, fortran_order and shape, checked.
+fn parse_header(header: &str) -> Result<Header> {
     let descr = dict_value(header, "descr")?;
-    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
+    let descr = descr.trim_matches(|c| c == '\'' || c == '"').to_string();
     let fortran = dict_value(header, "fortran_order")?;
     if fortran.trim() != "False" {
         return Err(Error::input(
@@ -130,43 +232,50 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray> {
         ));
     }
     let shape = parse_shape(&dict_value(header, "shape")?)?;
-    let count = shape
-        .iter()
-        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| Error::input("the shape's element count overflows"))?;
-    let body = &bytes[end..];
     let (little, kind) = match descr.as_bytes().first() {
         Some(b'<') | Some(b'|') | Some(b'=') => (true, &descr[1..]),
         Some(b'>') => (false, &descr[1..]),
         _ => return Err(Error::input(format!("unsupported dtype '{descr}'"))),
     };
-    let width = match kind {
-        "f2" | "u2" => 2,
-        "f4" => 4,
-        "f8" => 8,
+    let (kind, width) = match kind {
+        "f2" => ("f2", 2),
+        "u2" => ("u2", 2),
+        "f4" => ("f4", 4),
+        "f8" => ("f8", 8),
         _ => {
             return Err(Error::input(format!(
                 "unsupported dtype '{descr}' (use <f2, <f4, <f8, or <u2 for bf16 bits)"
             )))
         }
     };
-    let need = count
-        .checked_mul(width)
-        .ok_or_else(|| Error::input("the shape's byte count overflows"))?;
-    if body.len() != need {
-        return Err(Error::input(format!(
-            "data holds {} bytes but shape {shape:?} of '{descr}' needs {need}",
-            body.len()
-        )));
-    }
-    let chunk = |i: usize| -> &[u8] { &body[i * width..(i + 1) * width] };
-    macro_rules! decode {
+    let data_len = element_count(&shape)
+        .and_then(|count| count.checked_mul(width))
+        .filter(|&n| isize::try_from(n).is_ok())
+        .ok_or_else(|| Error::input(format!("shape {shape:?} is too large to hold")))?;
+    Ok(Header {
+        shape,
+        descr,
+        little,
+        kind,
+        width,
+        data_len,
+    })
+}
+
+/// The number of elements of a shape, None when it overflows.
+pub fn element_count(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n))
+}
+
+/// The elements of `body`, whose length the header's shape and element type call for.
+fn decode(header: &Header, body: &[u8]) -> NpyData {
+    macro_rules! decode_as {
         ($t:ty, $n:expr) => {
-            (0..count)
-                .map(|i| {
+            body.chunks_exact($n)
+                .map(|chunk| {
                     let mut a = [0u8; $n];
-                    a.copy_from_slice(chunk(i));
-                    if little {
+                    a.copy_from_slice(chunk);
+                    if header.little {
                         <$t>::from_le_bytes(a)
                     } else {
                         <$t>::from_be_bytes(a)
@@ -175,13 +284,13 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray> {
                 .collect::<Vec<$t>>()
         };
     }
-    let data = match kind {
-        "f2" => NpyData::F16(decode!(u16, 2)),
-        "u2" => NpyData::U16(decode!(u16, 2)),
-        "f4" => NpyData::F32(decode!(f32, 4)),
-        _ => NpyData::F64(decode!(f64, 8)),
-    };
-    Ok(NpyArray { shape, data })
+    debug_assert_eq!(body.len() % header.width, 0);
+    match header.kind {
+        "f2" => NpyData::F16(decode_as!(u16, 2)),
+        "u2" => NpyData::U16(decode_as!(u16, 2)),
+        "f4" => NpyData::F32(decode_as!(f32, 4)),
+        _ => NpyData::F64(decode_as!(f64, 8)),
+    }
 }
 
 /// The text after `'key':` up to the next top-level comma or closing brace.
@@ -345,5 +454,37 @@ mod tests {
         }
         let text = String::from_utf8_lossy(&good).replace("<f4", "<i4");
         assert!(parse(text.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn declared_sizes_are_checked_before_reading_the_data() {
+        let with_shape = |shape: &str, body: &[u8]| {
+            let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend([1, 0]);
+            bytes.extend((header.len() as u16).to_le_bytes());
+            bytes.extend(header.as_bytes());
+            bytes.extend_from_slice(body);
+            bytes
+        };
+        assert!(parse(&with_shape("(2,)", &[0; 8])).is_ok());
+        let err = |shape: &str, body: &[u8]| parse(&with_shape(shape, body)).unwrap_err();
+        assert!(err("(1099511627776,)", &[])
+            .to_string()
+            .contains("needs 4398046511104"));
+        assert!(err("(4294967296, 4294967296)", &[])
+            .to_string()
+            .contains("too large"));
+        assert!(err("(2,)", &[0; 9])
+            .to_string()
+            .contains("data holds 9 bytes"));
+        // A stream: the declared bytes, then one byte more is an error.
+        let mut stream: &[u8] = &with_shape("(2,)", &[0; 9]);
+        assert!(read_from(&mut stream, None).is_err());
+        let mut stream: &[u8] = &with_shape("(2,)", &[0; 8]);
+        assert_eq!(
+            read_from(&mut stream, None).unwrap().data,
+            NpyData::F32(vec![0.0; 2])
+        );
     }
 }

@@ -156,7 +156,7 @@ impl Problem {
         if self.d == 0 {
             return Err(Error::input("row width d = 0: nothing to normalize"));
         }
-        if self.x.len() != self.rows * self.d {
+        if self.rows.checked_mul(self.d) != Some(self.x.len()) {
             return Err(Error::input(format!(
                 "x holds {} values, expected rows × d = {} × {}",
                 self.x.len(),

@@ -5,8 +5,9 @@ installed onnxruntime has it) over a `normoracle cases` directory, in the case's
     python3 examples/python/onnxruntime_driver.py cases
     normoracle check cases
 
-Cases whose dtype or op the installed onnxruntime cannot run are left without outputs (the
-check reports them as missing, not judged).
+Cases whose dtype or op the installed onnxruntime cannot run are left without outputs: the
+check fails on them (exit 1) and names them; `normoracle cases --op ... --dtype ...` writes
+only the cases it runs.
 """
 import numpy as np
 import onnx

@@ -24,7 +24,21 @@ pub struct Artifact {
     pub description: &'static str,
     /// Same bytes on every machine (and thread count) for a given seed.
     pub machine_independent: bool,
+    /// `produce` returns an `Output::Figure` (so "svg" is one of its formats).
+    pub has_figure: bool,
     pub produce: fn(&Params) -> Result<Output>,
+}
+
+/// Checks that `a` renders in `format`, before any of its work (some take minutes).
+pub fn check_format(a: &Artifact, format: &str) -> Result<()> {
+    match format {
+        "svg" if a.has_figure => Ok(()),
+        "svg" => Err(Error::usage(format!(
+            "artifact '{}' has no figure; use md, csv, latex or json",
+            a.id
+        ))),
+        table => table.parse::<Format>().map(|_| ()),
+    }
 }
 
 /// The provenance lines of an artifact's header.
@@ -51,6 +65,7 @@ pub fn provenance(a: &Artifact, p: &Params, format: &str) -> Vec<String> {
 
 /// Renders an artifact in a format ("svg" for figures, else a table format).
 pub fn render(a: &Artifact, p: &Params, format: &str) -> Result<String> {
+    check_format(a, format)?;
     let header = provenance(a, p, format);
     let output = (a.produce)(p)?;
     match (output, format) {

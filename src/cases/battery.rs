@@ -67,16 +67,23 @@ fn rows_for(d: usize) -> usize {
     }
 }
 
-/// The number of cases the battery holds.
+/// The most random cases the command line takes (`--cases`): 10⁷, days of judging already,
+/// and far from the `usize` arithmetic that would wrap the battery's length to 0 cases.
+pub const MAX_RANDOM_CASES: usize = 10_000_000;
+
+/// The number of cases of the systematic part.
+const SYSTEMATIC: usize = Family::ALL.len() * WIDTHS.len();
+
+/// The number of cases the battery holds. Saturates instead of wrapping: a `random_cases`
+/// near `usize::MAX` must not make an empty battery (a vacuous pass).
 pub fn battery_len(config: &BatteryConfig) -> usize {
-    Family::ALL.len() * WIDTHS.len() + config.random_cases
+    SYSTEMATIC.saturating_add(config.random_cases)
 }
 
 /// Builds case `id` of the battery (None past the end or when its family is filtered out).
 pub fn case(config: &BatteryConfig, id: usize) -> Option<Case> {
-    let systematic = Family::ALL.len() * WIDTHS.len();
     let mut rng = Rng::new(config.seed, id as u64);
-    let (family, d, eps, params) = if id < systematic {
+    let (family, d, eps, params) = if id < SYSTEMATIC {
         let family = Family::ALL[id / WIDTHS.len()];
         let w = id % WIDTHS.len();
         let schedule = family.eps_schedule();
@@ -86,7 +93,7 @@ pub fn case(config: &BatteryConfig, id: usize) -> Option<Case> {
             schedule[w % schedule.len()],
             PARAMS[(w / schedule.len() + w) % 3],
         )
-    } else if id < systematic + config.random_cases {
+    } else if id - SYSTEMATIC < config.random_cases {
         let family = *rng.choose(&Family::ALL);
         let d = if rng.coin() {
             *rng.choose(&WIDTHS)
@@ -168,6 +175,18 @@ mod tests {
         let mut other = cfg.clone();
         other.seed = 6;
         assert_ne!(case(&other, 150).unwrap().problem, a[150].problem);
+    }
+
+    #[test]
+    fn huge_random_case_counts_do_not_wrap() {
+        let mut cfg = BatteryConfig::new(Op::LayerNorm, Dtype::F32, 5);
+        cfg.random_cases = usize::MAX - 10;
+        assert_eq!(battery_len(&cfg), usize::MAX);
+        assert!(case(&cfg, usize::MAX - 1).is_some());
+        cfg.random_cases = 3;
+        assert!(case(&cfg, SYSTEMATIC + 2).is_some());
+        assert!(case(&cfg, SYSTEMATIC + 3).is_none());
+        assert!(case(&cfg, usize::MAX).is_none());
     }
 
     #[test]

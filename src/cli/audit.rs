@@ -11,8 +11,8 @@ pub struct Args {
     /// Seed of every battery (default: $NORMORACLE_SEED, else a fixed seed). Printed.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Random battery cases per builtin kernel.
-    #[arg(long, default_value_t = 50)]
+    /// Random battery cases per builtin kernel (at most 10⁷).
+    #[arg(long, default_value_t = 50, value_parser = super::common::parse_random_cases)]
     pub cases: usize,
     /// Widest row of the reference's cross-check with its slow path.
     #[arg(long, default_value_t = 65)]

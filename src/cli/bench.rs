@@ -2,6 +2,7 @@
 //! the floor (what every kernel must do, and no more) and candle-nn with the `candle`
 //! feature, measured in the same run.
 
+use super::common::{at_most, generated_values, MAX_REPEATS, MAX_THREADS};
 use super::Outcome;
 use normoracle::artifacts::format::{Format, Table};
 use normoracle::dtype::Dtype;
@@ -19,10 +20,11 @@ pub struct Args {
     /// Table format: md, csv or latex.
     #[arg(long, default_value = "md")]
     format: String,
-    /// Threads of the pool everything runs on (default: RAYON_NUM_THREADS or all cores).
+    /// Threads of the pool everything runs on, at most 1024 (default: RAYON_NUM_THREADS or
+    /// all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Comma-separated ROWSxD sizes.
+    /// Comma-separated ROWSxD sizes (each ROWS × D at most 2^28).
     #[arg(long, default_value = "4096x4096,16384x1024,64x65536,1x4096")]
     sizes: String,
     /// Comma-separated ops.
@@ -31,7 +33,7 @@ pub struct Args {
     /// Comma-separated dtypes (f32, f16, bf16).
     #[arg(long, default_value = "f32,f16,bf16")]
     dtypes: String,
-    /// Samples per case (the median is reported).
+    /// Samples per case, at most 1000 (the median is reported).
     #[arg(long, default_value_t = 9)]
     samples: usize,
     /// Minimum milliseconds per sample (short calls are repeated).
@@ -58,8 +60,16 @@ fn list<T: std::str::FromStr<Err = Error>>(text: &str) -> Result<Vec<T>> {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
+    at_most("--samples", args.samples, MAX_REPEATS)?;
+    if let Some(threads) = args.threads {
+        at_most("--threads", threads, MAX_THREADS)?;
+    }
+    let sizes = bench::parse_sizes(&args.sizes)?;
+    for &(rows, d) in &sizes {
+        generated_values("ROWS × D of --sizes", rows, d)?;
+    }
     let config = Config {
-        sizes: bench::parse_sizes(&args.sizes)?,
+        sizes,
         ops: list::<Op>(&args.ops)?,
         dtypes: list::<Dtype>(&args.dtypes)?,
         samples: args.samples,

@@ -1,17 +1,20 @@
 //! `normoracle bench-oracle`: the time of a verdict against numpy's float64 LayerNorm of the
 //! same data, measured side by side.
 
+use super::common::{at_most, generated_values, MAX_REPEATS};
 use super::Outcome;
 use normoracle::judge::bench;
 use normoracle::Result;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Rows of the f32 data (--rows × --d at most 2^28).
     #[arg(long, default_value_t = 4096)]
     pub rows: usize,
+    /// Row width.
     #[arg(long, default_value_t = 4096)]
     pub d: usize,
-    /// Runs per side; medians are reported.
+    /// Runs per side, at most 1000; medians are reported.
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
     #[arg(long, default_value_t = 1)]
@@ -26,6 +29,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             "--rows, --d and --repeats must be positive",
         ));
     }
+    generated_values("--rows × --d", args.rows, args.d)?;
+    at_most("--repeats", args.repeats, MAX_REPEATS)?;
     let t = bench::oracle_vs_numpy(args.rows, args.d, args.repeats, args.seed)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&t).expect("json"));

@@ -1,5 +1,6 @@
 //! `normoracle cases`: write the battery to a directory, for drivers in other frameworks.
 
+use super::common::parse_random_cases;
 use super::Outcome;
 use normoracle::cases::rng;
 use normoracle::manifest;
@@ -9,9 +10,15 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The directory to write (x, γ, β .npy files and manifest.json).
+    /// The directory to write (x, γ, β .npy files and manifest.json). It must be new or
+    /// empty (exit 2 otherwise): an earlier run's outputs left there would be judged as the
+    /// next driver's.
     #[arg(long)]
     pub out: PathBuf,
+    /// Write over a non-empty directory: first remove the files its manifest names (inputs
+    /// and outputs) and the manifest.
+    #[arg(long)]
+    pub force: bool,
     /// Ops (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "layer_norm,rms_norm", value_parser = |s: &str| s.parse::<Op>())]
     pub op: Vec<Op>,
@@ -21,8 +28,8 @@ pub struct Args {
     /// Seed (default: $NORMORACLE_SEED, else a fixed seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Random cases after the systematic ones, per (op, dtype).
-    #[arg(long, default_value_t = 0)]
+    /// Random cases after the systematic ones, per (op, dtype) (at most 10⁷).
+    #[arg(long, default_value_t = 0, value_parser = parse_random_cases)]
     pub cases: usize,
     #[arg(long, default_value = "inside", value_parser = |s: &str| s.parse::<EpsConvention>())]
     pub eps_convention: EpsConvention,
@@ -33,6 +40,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(s) => s,
         None => rng::seed_from_env()?,
     };
+    manifest::prepare_dir(&args.out, args.force)?;
     let n = manifest::write_cases(
         &args.out,
         &args.op,

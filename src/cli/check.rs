@@ -3,6 +3,7 @@
 use super::common::{shell_quote, EpsArgs};
 use super::Outcome;
 use normoracle::judge::{self, report, Report};
+use normoracle::manifest::MissingOutput;
 use normoracle::npy;
 use normoracle::problem::Op;
 use normoracle::problem::Problem;
@@ -15,6 +16,8 @@ use std::path::PathBuf;
 #[command(group(clap::ArgGroup::new("source").required(true).args(["dir", "x"])))]
 pub struct Args {
     /// A directory written by `normoracle cases`, with the driver's outputs beside the inputs.
+    /// Every case must have its outputs: any missing fail the check (exit 1, the missing
+    /// cases named); none at all is a usage error (exit 2: run your driver first).
     pub dir: Option<PathBuf>,
     /// layer_norm or rms_norm (with --x).
     #[arg(long, requires = "x", value_parser = |s: &str| s.parse::<Op>())]
@@ -106,35 +109,102 @@ pub fn run(args: Args) -> Result<Outcome> {
     Ok(Outcome::from_pass(rep.passed()))
 }
 
-/// Judges every case of a `normoracle cases` directory that has outputs.
+/// Judges every case of a `normoracle cases` directory. Every case must have outputs: one
+/// the driver did not write fails the check (exit 1), since a driver that skips cases would
+/// otherwise pass on the few it wrote; a directory with no outputs at all is a usage error
+/// (exit 2: the driver has not run).
 fn check_dir(dir: &std::path::Path, json: bool) -> Result<Outcome> {
     let verdicts = normoracle::manifest::judge_dir(dir, &format!("outputs:{}", dir.display()))?;
-    let missing = verdicts.missing_total();
-    let reports = verdicts.reports;
+    let missing = &verdicts.missing;
+    let reports = &verdicts.reports;
     if reports.is_empty() {
-        return Err(Error::input(format!(
-            "{}: no case has outputs yet ({missing} missing)",
-            dir.display()
+        return Err(Error::usage(format!(
+            "{}: no outputs found ({} cases, no 'y' file); run your driver first",
+            dir.display(),
+            missing.len()
         )));
     }
+    let passed = missing.is_empty() && reports.iter().all(Report::passed);
     if json {
         let all: Vec<serde_json::Value> = reports
             .iter()
             .map(|r| serde_json::from_str(&report::json(r)).expect("json"))
             .collect();
+        let missing_cases: Vec<serde_json::Value> = missing
+            .iter()
+            .map(|m| {
+                serde_json::json!({"op": m.op.name(), "dtype": m.dtype.name(), "case": m.id, "y": m.y})
+            })
+            .collect();
         println!(
             "{}",
-            serde_json::json!({"reports": all, "missing_outputs": missing})
+            serde_json::json!({
+                "passed": passed,
+                "reports": all,
+                "missing_outputs": missing.len(),
+                "missing_cases": missing_cases,
+            })
         );
     } else {
-        for r in &reports {
+        for r in reports {
             print!("{}", report::text(r));
         }
-        if missing > 0 {
-            println!("{missing} cases have no outputs yet (not judged)");
+        if !missing.is_empty() {
+            print!("{}", missing_text(missing, reports));
         }
     }
-    Ok(Outcome::from_pass(reports.iter().all(Report::passed)))
+    Ok(Outcome::from_pass(passed))
+}
+
+/// The cases without outputs, per (op, dtype), as a FAIL block.
+fn missing_text(missing: &[MissingOutput], reports: &[Report]) -> String {
+    let judged: usize = reports.iter().map(|r| r.cases).sum();
+    let mut out = format!(
+        "FAIL: {} of {} cases have no outputs (the driver did not write them):\n",
+        missing.len(),
+        missing.len() + judged
+    );
+    let mut rest = missing;
+    while let Some(first) = rest.first() {
+        let same = rest
+            .iter()
+            .take_while(|m| m.op == first.op && m.dtype == first.dtype)
+            .count();
+        let (group, tail) = rest.split_at(same);
+        let ids: Vec<usize> = group.iter().map(|m| m.id).collect();
+        out += &format!(
+            "  {} {}: {} cases, ids {} (e.g. {})\n",
+            first.op,
+            first.dtype,
+            group.len(),
+            id_ranges(&ids),
+            first.y
+        );
+        rest = tail;
+    }
+    out
+}
+
+/// Ids as ranges: `0-3, 7, 9-12` (in the order given).
+fn id_ranges(ids: &[usize]) -> String {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for &id in ids {
+        match ranges.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(id) => *last = id,
+            _ => ranges.push((id, id)),
+        }
+    }
+    ranges
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn reproducer(args: &Args, op: Op, dtype: Dtype, x: &PathBuf, y: &PathBuf, row: usize) -> String {
@@ -155,4 +225,17 @@ fn reproducer(args: &Args, op: Op, dtype: Dtype, x: &PathBuf, y: &PathBuf, row: 
         cmd += &format!(" --beta {}", q(b));
     }
     cmd + &format!(" --row {row}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_ranges;
+
+    #[test]
+    fn ids_group_into_ranges() {
+        assert_eq!(id_ranges(&[]), "");
+        assert_eq!(id_ranges(&[4]), "4");
+        assert_eq!(id_ranges(&[0, 1, 2, 3, 7, 9, 10]), "0-3, 7, 9-10");
+        assert_eq!(id_ranges(&[usize::MAX, 0]), format!("{}, 0", usize::MAX));
+    }
 }

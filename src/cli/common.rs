@@ -1,7 +1,7 @@
 //! Arguments shared by several subcommands.
 
 use normoracle::problem::{Eps, EpsConvention, Op};
-use normoracle::{Dtype, Result};
+use normoracle::{Dtype, Error, Result};
 
 /// The operation, format and ε of a normalization.
 #[derive(clap::Args, Debug, Clone)]
@@ -48,5 +48,48 @@ pub fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// A count of random battery cases (`--cases`), at most `MAX_RANDOM_CASES`.
+pub fn parse_random_cases(s: &str) -> Result<usize> {
+    let max = normoracle::cases::battery::MAX_RANDOM_CASES;
+    match s.parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(Error::usage(format!(
+            "'{s}' is not a case count from 0 to {max}"
+        ))),
+    }
+}
+
+/// The most values a command generates in memory at once (`rows × d`, `n × d`): 2²⁸, i.e.
+/// 2 GiB as f64, sixteen times bench-oracle's default 4096 × 4096. Beyond it the
+/// product, or the allocation, fails (overflow, abort) before any work is done.
+pub const MAX_GENERATED_VALUES: usize = 1 << 28;
+
+/// `a × b` (named `what`, e.g. "--rows × --d") when it is at most `MAX_GENERATED_VALUES`.
+pub fn generated_values(what: &str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b)
+        .filter(|&n| n <= MAX_GENERATED_VALUES)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "{what} = {a} × {b} is more than {MAX_GENERATED_VALUES} (2^28) values"
+            ))
+        })
+}
+
+/// The most timed runs or samples per measurement: a median of more says nothing new.
+pub const MAX_REPEATS: usize = 1000;
+
+/// The most threads a command's pool takes (far beyond any machine's cores; a count near
+/// `usize::MAX` made the pool spawn threads until the system refused).
+pub const MAX_THREADS: usize = 1024;
+
+/// `value` of the argument `what` when it is at most `max`.
+pub fn at_most(what: &str, value: usize, max: usize) -> Result<usize> {
+    if value <= max {
+        Ok(value)
+    } else {
+        Err(Error::usage(format!("{what} {value} is more than {max}")))
     }
 }

@@ -2,6 +2,7 @@
 //! principal axes, certified semi-axes; its surface concentration; the exact worked examples;
 //! the N = 4096 benchmark. `normoracle ellipsoid --gain g.npy` is `ellipsoid axes --gain g.npy`.
 
+use super::common::{at_most, generated_values, MAX_REPEATS, MAX_THREADS};
 use super::Outcome;
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -53,8 +54,8 @@ pub struct AxesArgs {
     /// Format of the semi-axes table: md, csv, latex, json.
     #[arg(long, default_value = "md")]
     pub format: String,
-    /// Threads for the eigensolver and the verification (0: all cores). One thread gives the
-    /// same bits on every run.
+    /// Threads for the eigensolver and the verification (0: all cores; at most 1024). One
+    /// thread gives the same bits on every run.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Eigensolver: dense (nalgebra/faer on both matrices) or secular (O(N^2), structured,
@@ -65,7 +66,7 @@ pub struct AxesArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ConcentrationArgs {
-    /// Dimension N of the inputs (Riechers' figure: 3).
+    /// Dimension N of the inputs (Riechers' figure: 3; N × --samples at most 2^28).
     #[arg(long, default_value_t = 3)]
     pub n: usize,
     /// Samples per eps.
@@ -97,15 +98,15 @@ pub struct FormatArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Matrix order (4096: the hidden size of a 7B model).
+    /// Matrix order (4096: the hidden size of a 7B model; N × N at most 2^28).
     #[arg(long, default_value_t = 4096)]
     pub n: usize,
-    /// Timed runs of each solver (the median is reported).
+    /// Timed runs of each solver, at most 1000 (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
-    /// Threads for our solver (0: all cores, as numpy's BLAS uses by default).
+    /// Threads for our solver (0: all cores, as numpy's BLAS uses by default; at most 1024).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Do not time numpy.
@@ -166,6 +167,7 @@ fn progress(len: u64, label: &str) -> ProgressBar {
 }
 
 fn axes(a: AxesArgs) -> Result<Outcome> {
+    at_most("--threads", a.threads, MAX_THREADS)?;
     let format: Format = a.format.parse()?;
     let solver: Solver = a.solver.parse()?;
     let gain_path = a
@@ -367,6 +369,8 @@ fn ok(b: bool) -> &'static str {
 }
 
 fn concentration_cmd(a: ConcentrationArgs) -> Result<Outcome> {
+    generated_values("--n × --samples", a.n, a.samples)?;
+    generated_values("--samples × the number of --eps", a.samples, a.eps.len())?;
     let format: Format = a.format.parse()?;
     let gain = a
         .gain
@@ -409,6 +413,9 @@ fn example_cmd(a: FormatArgs) -> Result<Outcome> {
 }
 
 fn bench_cmd(a: BenchArgs) -> Result<Outcome> {
+    generated_values("--n × --n", a.n, a.n)?;
+    at_most("--repeats", a.repeats, MAX_REPEATS)?;
+    at_most("--threads", a.threads, MAX_THREADS)?;
     let format: Format = a.format.parse()?;
     let params = bench::BenchParams {
         n: a.n,

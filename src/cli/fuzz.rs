@@ -31,8 +31,8 @@ pub struct Args {
     /// Seed of the battery (default: $NORMORACLE_SEED, else a fixed seed). Printed.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Random cases after the systematic ones.
-    #[arg(long, default_value_t = 200)]
+    /// Random cases after the systematic ones (at most 10⁷).
+    #[arg(long, default_value_t = 200, value_parser = super::common::parse_random_cases)]
     pub cases: usize,
     /// Run only this case of the battery (as printed in a failure).
     #[arg(long)]

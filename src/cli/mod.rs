@@ -1,5 +1,10 @@
 //! One file per subcommand, each a thin function over the library.
 
+// First: its print!/println!/eprint!/eprintln! replace std's in every module below (a closed
+// stdout ends the output quietly instead of panicking; see stdout.rs).
+#[macro_use]
+mod stdout;
+
 pub mod audit;
 pub mod bench;
 pub mod bench_oracle;

@@ -12,8 +12,8 @@ pub struct Args {
     /// Output format: md, csv, latex or json.
     #[arg(long, default_value = "md")]
     pub format: Format,
-    /// Random cases per theorem (on top of each theorem's fixed edge cases).
-    #[arg(long, default_value_t = DEFAULT_CASES)]
+    /// Random cases per theorem (on top of each theorem's fixed edge cases; at most 10⁷).
+    #[arg(long, default_value_t = DEFAULT_CASES, value_parser = super::common::parse_random_cases)]
     pub cases: usize,
     /// Seed of the portable generator (printed in the table's comment).
     #[arg(long, default_value_t = DEFAULT_SEED)]

@@ -1,6 +1,7 @@
 //! `normoracle unselectable check|figure|bench`: keys that no query can select (Brody, Alon,
 //! Yahav 2023, Theorem 1), decided with exactly verified certificates.
 
+use super::common::{at_most, generated_values, MAX_REPEATS};
 use super::Outcome;
 use clap::{Args as ClapArgs, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -32,8 +33,10 @@ pub enum Sub {
 
 #[derive(ClapArgs, Debug)]
 pub struct SampleArgs {
+    /// Dimension of the keys (n × d at most 2^28).
     #[arg(long)]
     pub d: usize,
+    /// Number of keys.
     #[arg(long)]
     pub n: usize,
     #[arg(long, default_value_t = 0)]
@@ -68,12 +71,13 @@ pub struct CheckArgs {
 
 #[derive(ClapArgs, Debug)]
 pub struct FigureArgs {
-    /// Dimensions, e.g. 3..15 (inclusive).
+    /// Dimensions, e.g. 3..15 (inclusive; the largest d × the largest n at most 2^28).
     #[arg(long, default_value = "3..15")]
     pub d: String,
-    /// Key counts, e.g. 3..60 (inclusive).
+    /// Key counts, e.g. 3..60 (inclusive; at most 2^20 cells of d × n).
     #[arg(long, default_value = "3..60")]
     pub n: String,
+    /// Runs per cell, at most 10^6.
     #[arg(long, default_value_t = 100)]
     pub runs: usize,
     #[arg(long, default_value_t = 123)]
@@ -100,7 +104,7 @@ pub struct FigureArgs {
 
 #[derive(ClapArgs, Debug)]
 pub struct BenchArgs {
-    /// Dimensions, comma-separated.
+    /// Dimensions, comma-separated (each d × each n at most 2^28).
     #[arg(long, default_value = "3,8,16,64")]
     pub d: String,
     /// Key counts, comma-separated.
@@ -110,7 +114,7 @@ pub struct BenchArgs {
     pub seed: u64,
     #[arg(long, default_value = "none")]
     pub norm: String,
-    /// Timed repetitions per size (the median is reported).
+    /// Timed repetitions per size, at most 1000 (the median is reported).
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
     #[arg(long, default_value = "md")]
@@ -145,6 +149,26 @@ fn check(a: CheckArgs) -> Result<Outcome> {
         print!("{}", rep.to_text(a.all));
     }
     Ok(Outcome::from_pass(rep.all_selectable()))
+}
+
+/// The most runs per figure cell (the paper's figure has 100).
+const MAX_RUNS: usize = 1_000_000;
+/// The most (d, n) cells of a figure (the paper's has 13 × 58).
+const MAX_CELLS: usize = 1 << 20;
+
+/// Rejects figure grids whose keys or cells cannot be held (a range to `usize::MAX`
+/// overflowed the cell count, and each run's keys are n × d values).
+fn check_grid_size(
+    d: &RangeInclusive<usize>,
+    n: &RangeInclusive<usize>,
+    runs: usize,
+) -> Result<()> {
+    generated_values("the largest --n × the largest --d", *n.end(), *d.end())?;
+    let len = |r: &RangeInclusive<usize>| (r.end() - r.start()).saturating_add(1);
+    let cells = len(d).saturating_mul(len(n));
+    at_most("the number of (d, n) cells", cells, MAX_CELLS)?;
+    at_most("--runs", runs, MAX_RUNS)?;
+    Ok(())
 }
 
 /// `a..b`, `a..=b` (both inclusive) or a single number.
@@ -195,6 +219,7 @@ fn figure(a: FigureArgs) -> Result<Outcome> {
     };
     params.options.patience = a.patience;
     params.validate()?;
+    check_grid_size(&params.d, &params.n, params.runs)?;
     let cells = params.cells().len();
     let bar = progress(cells as u64, "cells", a.quiet);
     let start = std::time::Instant::now();
@@ -225,6 +250,9 @@ fn bench(a: BenchArgs) -> Result<Outcome> {
     let format: Format = a.format.parse()?;
     let dims = parse_list(&a.d, "d")?;
     let sizes = parse_list(&a.n, "n")?;
+    let max = |v: &[usize]| v.iter().copied().max().unwrap_or(0);
+    generated_values("the largest --n × the largest --d", max(&sizes), max(&dims))?;
+    at_most("--repeat", a.repeat, MAX_REPEATS)?;
     let options = Options {
         patience: a.patience,
         ..Options::default()
@@ -245,6 +273,7 @@ fn bench(a: BenchArgs) -> Result<Outcome> {
 }
 
 fn sample(a: SampleArgs) -> Result<Outcome> {
+    generated_values("--n × --d", a.n, a.d)?;
     let array = figure::sample_npy(a.seed, a.d, a.n, a.run)?;
     normoracle::npy::write(&a.out, &array)?;
     Ok(Outcome::Pass)

@@ -22,8 +22,8 @@ pub struct Args {
     /// Dtypes (comma-separated; f32, f16, bf16).
     #[arg(long, value_delimiter = ',', default_value = "f32,f16,bf16", value_parser = parse_zoo_dtype)]
     pub dtype: Vec<Dtype>,
-    /// Random battery cases per (kernel, op, dtype), after the systematic ones.
-    #[arg(long, default_value_t = 50)]
+    /// Random battery cases per (kernel, op, dtype), after the systematic ones (at most 10⁷).
+    #[arg(long, default_value_t = 50, value_parser = super::common::parse_random_cases)]
     pub cases: usize,
     /// Where examples/c and examples/python live.
     #[arg(long)]
