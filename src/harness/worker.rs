@@ -8,7 +8,7 @@
 //! - where elements of y still hold the poison, calls again with a second poison: those that
 //!   hold it again were never written (a kernel may legitimately output any value once, not
 //!   two chosen NaN payloads in two calls);
-//! - checks the slack around y (writes just outside it), and, at the next request or at the
+//! - checks the slack around y (writes just outside it), and, after the next call or at the
 //!   end, whether y changed after the call returned (a thread still writing).
 //!
 //! A fatal signal during a call or while loading is placed by a handler (which buffer, which
@@ -322,11 +322,14 @@ fn late_writes(last: &Option<(Guarded, Vec<u8>)>, width: usize) -> Spots {
     spots
 }
 
+/// One request: the kernel's call(s) on guarded buffers, and what was seen around them;
+/// `previous` is the last call's y and the bytes sent for it, checked for late writes after
+/// this call.
 fn call(
     entry: EntryPoint,
     dtype: Dtype,
     c: &CallRequest,
-    late: Spots,
+    previous: Option<(Guarded, Vec<u8>)>,
 ) -> std::io::Result<(CallResponse, Guarded)> {
     let width = usize::from(c.width);
     let inputs = Inputs::of(c)?;
@@ -355,6 +358,8 @@ fn call(
         }
     }
     let (before_start, past_end) = y.slack_damage(width);
+    let late = late_writes(&previous, width);
+    drop(previous);
     Ok((
         CallResponse {
             return_code,
@@ -444,10 +449,10 @@ pub fn serve(spec: &WorkerSpec) -> i32 {
                 return 0;
             }
             Request::Call(c) => {
-                let late = late_writes(&last, width);
-                // The last y is unmapped now: a thread still writing it crashes the worker.
-                drop(last.take());
-                let (response, y) = match call(entry, spec.dtype, &c, late) {
+                // The last y stays mapped through this call and is compared after it: a
+                // thread of the last call writing it while this one runs is seen; it is
+                // unmapped then (a thread still writing it later crashes the worker).
+                let (response, y) = match call(entry, spec.dtype, &c, last.take()) {
                     Ok(done) => done,
                     Err(e) => {
                         eprintln!("normoracle worker: cannot map the buffers: {e}");

@@ -96,12 +96,14 @@ static int recurse(volatile char *p, int depth) {
     return recurse(frame, depth + 1) + frame[1];
 }
 
-struct late { float *y; };
+/* LATE_WRITER: call 3 leaves a thread behind that writes that call's y while call 4 runs
+ * (call 4 waits until it has: deterministic, whatever the scheduling). */
+static volatile int late_calls = 0, late_written = 0;
 static void *write_late(void *arg) {
-    struct late *l = arg;
-    usleep(200);
-    l->y[0] = 12345.0f;
-    free(l);
+    float *y = arg;
+    while (__atomic_load_n(&late_calls, __ATOMIC_SEQ_CST) < 4) usleep(50);
+    y[0] = 12345.0f;
+    __atomic_store_n(&late_written, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
 
@@ -187,10 +189,12 @@ static int after(const float *x, const float *g, const float *b, float *y, size_
 #elif VARIANT == LATE_WRITER
     if (calls == 3) {
         pthread_t t;
-        struct late *l = malloc(sizeof *l);
-        l->y = y;
-        pthread_create(&t, NULL, write_late, l);
+        pthread_create(&t, NULL, write_late, y);
         pthread_detach(t);
+    }
+    if (calls == 4) {
+        __atomic_store_n(&late_calls, 4, __ATOMIC_SEQ_CST);
+        for (int i = 0; i < 100000 && !__atomic_load_n(&late_written, __ATOMIC_SEQ_CST); i++) usleep(10);
     }
 #endif
     return 0;
