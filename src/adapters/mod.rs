@@ -31,6 +31,10 @@ pub trait Kernel: Sync {
         crate::harness::call_in_process(self, problem)
     }
 
+    /// The problem the next call will be (None: there is none): an isolated kernel sends it
+    /// to its worker now, so that the kernel runs while the judge works on the call before.
+    fn prepare(&self, _next: Option<&Problem>) {}
+
     /// Called once after the last case: what the kernel did after its last call returned.
     fn finish(&self) -> Vec<Finding> {
         Vec::new()

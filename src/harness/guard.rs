@@ -20,6 +20,9 @@ use std::io;
 pub const POISON_BYTE: u8 = 0xa5;
 /// The first element's alignment, and the least slack before it.
 const ALIGN: usize = 64;
+/// How much of the slack before the first element is poisoned and checked (a reused mapping
+/// keeps other bytes farther down; writes there go unseen, writes past the mapping crash).
+const BEFORE_WINDOW: usize = 4096;
 
 fn page_size() -> usize {
     // SAFETY: sysconf has no memory effects.
@@ -121,6 +124,38 @@ impl Guarded {
         unsafe { std::slice::from_raw_parts_mut(self.base.add(self.page), self.area_len()) }
     }
 
+    /// Whether `len` bytes of elements fit this mapping (with their slack).
+    pub fn fits(&self, len: usize) -> bool {
+        round_up(len.max(1), ALIGN).is_some_and(|e| e.saturating_add(ALIGN) <= self.area_len())
+    }
+
+    /// Lays out `len` bytes of elements anew in this mapping (which they must fit): writable,
+    /// zeroed, the slack next to them poisoned. Reusing a mapping spares the page faults and
+    /// address-space changes of a fresh one on every call.
+    pub fn relayout(&mut self, len: usize) -> io::Result<()> {
+        let elements = round_up(len.max(1), ALIGN).expect("fits");
+        // SAFETY: the area is page-aligned and inside the mapping.
+        let rc = unsafe {
+            libc::mprotect(
+                self.base.add(self.page) as *mut _,
+                self.area_len(),
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.start = self.page + self.area_len() - elements;
+        self.len = len;
+        let first = self.start - self.page;
+        let window = first.min(BEFORE_WINDOW);
+        let area = self.area_mut();
+        area[first - window..first].fill(POISON_BYTE);
+        area[first..first + len].fill(0);
+        area[first + len..].fill(POISON_BYTE);
+        Ok(())
+    }
+
     pub fn bytes(&self) -> &[u8] {
         &self.area()[self.start - self.page..][..self.len]
     }
@@ -173,9 +208,10 @@ impl Guarded {
         let area = self.area();
         let first = self.start - self.page;
         let end = first + self.len;
+        let window = first.min(BEFORE_WINDOW);
         let before = damage(
-            &area[..first],
-            |k| (k as i64 - first as i64).div_euclid(width as i64),
+            &area[first - window..first],
+            |k| (k as i64 - window as i64).div_euclid(width as i64),
             i64::max,
         );
         let after = damage(&area[end..], |k| ((self.len + k) / width) as i64, i64::min);
@@ -229,6 +265,34 @@ mod tests {
             g.bytes_mut().fill(7);
             assert_eq!(g.slack_damage(4), (Spots::default(), Spots::default()));
         }
+    }
+
+    /// A mapping reused for shorter and longer elements is laid out as a fresh one would be:
+    /// aligned, zeroed, poisoned around, and a write beside the elements is seen.
+    #[test]
+    fn a_reused_mapping_is_laid_out_like_a_fresh_one() {
+        let mut g = Guarded::new(10_000).unwrap();
+        g.bytes_mut().fill(7);
+        g.protect_read_only().unwrap();
+        for len in [4, 40, 10_000, 64, 9_000] {
+            assert!(g.fits(len));
+            g.relayout(len).unwrap();
+            assert_eq!(g.ptr() as usize % ALIGN, 0);
+            assert_eq!(g.bytes().len(), len);
+            assert!(g.bytes().iter().all(|&b| b == 0));
+            assert_eq!(g.slack_damage(4), (Spots::default(), Spots::default()));
+            let p = g.mut_ptr();
+            // SAFETY: just before the elements, in the poisoned window.
+            unsafe { p.sub(4).write(0) };
+            assert_eq!(
+                g.slack_damage(4).0,
+                Spots {
+                    count: 1,
+                    first: -1
+                }
+            );
+        }
+        assert!(!g.fits(20_000));
     }
 
     #[test]

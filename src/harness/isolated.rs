@@ -58,6 +58,10 @@ impl Isolation {
 const OUTPUT_KEPT: usize = 4096;
 /// How long a worker that has sent a crash report or closed its channel may take to die.
 const DYING: Duration = Duration::from_secs(2);
+/// The least time given to an answer already due when the oracle comes to read it.
+const COLLECT_GRACE: Duration = Duration::from_millis(100);
+/// How long the rest of an answer may take once its header has arrived (a memory copy).
+const PAYLOAD_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the worker may take to load the library and say so.
 const LOAD_TIMEOUT_FLOOR: Duration = Duration::from_secs(10);
 
@@ -110,6 +114,41 @@ struct State {
     /// A change of the control state by loading, reported with the first call.
     load_change: Option<Vec<String>>,
     load_change_reported: bool,
+    /// The request sent ahead (`prepare`), not yet answered.
+    in_flight: Option<InFlight>,
+    /// `Finish` was sent ahead (`prepare(None)`).
+    finish_sent: bool,
+}
+
+/// A request the worker has (or is about to have), and when it was sent: the kernel's time
+/// counts from then.
+struct InFlight {
+    key: ProblemKey,
+    sent: Instant,
+    mark: u64,
+}
+
+/// What identifies a problem sent ahead: its shape, ε and a hash of its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ProblemKey {
+    rows: usize,
+    d: usize,
+    eps_bits: u32,
+    values: u64,
+}
+
+impl ProblemKey {
+    fn of(p: &Problem) -> Self {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&p.x, &p.gamma, &p.beta).hash(&mut h);
+        ProblemKey {
+            rows: p.rows,
+            d: p.d,
+            eps_bits: p.eps.value().to_bits(),
+            values: h.finish(),
+        }
+    }
 }
 
 /// A kernel in a shared library, called in a worker process.
@@ -282,6 +321,10 @@ impl Worker {
     }
 
     fn wait_response(&mut self, deadline: Instant, max_payload: u64) -> Waited {
+        // A request sent ahead may have been answered while this process was busy past the
+        // deadline: the answer (its header at least, the pipe's first bytes) is there at once,
+        // and gets a moment to be seen.
+        let deadline = deadline.max(Instant::now() + COLLECT_GRACE);
         let mut head = [0u8; 9];
         match read_exact_until(&mut self.responses, &mut head, deadline) {
             Ok(true) => {}
@@ -295,6 +338,8 @@ impl Worker {
         if len > max_payload {
             return Waited::Garbage(format!("a frame of {len} bytes"));
         }
+        // The kernel has returned (the worker writes after the call): the rest is a copy.
+        let deadline = Instant::now() + PAYLOAD_TIMEOUT;
         let mut payload = vec![0u8; len as usize];
         match read_exact_until(&mut self.responses, &mut payload, deadline) {
             Ok(true) => {}
@@ -306,6 +351,11 @@ impl Worker {
             Ok(r) => Waited::Response(r),
             Err(e) => Waited::Garbage(e.0),
         }
+    }
+
+    fn send(&mut self, request: &Request) -> std::io::Result<()> {
+        self.requests.write_all(&request.encode())?;
+        self.requests.flush()
     }
 
     /// Kills the worker's whole process group (SIGKILL: no library can ignore it) and reaps it.
@@ -434,7 +484,10 @@ impl Isolated {
                 "the C ABI has no f64 entry points (f32, f16, bf16)",
             ));
         }
-        if !lib.exists() {
+        // A bare name is looked up by the dynamic loader (LD_LIBRARY_PATH, the system's
+        // directories) in the worker; a path must name a file.
+        let is_path = lib.components().count() > 1;
+        if is_path && !lib.exists() {
             return Err(Error::io(format!(
                 "cannot load {}: no such file",
                 lib.display()
@@ -679,25 +732,43 @@ impl Isolated {
             early.push(super::load_changed(changes));
             state.load_change_reported = true;
         }
-        let request = self.request(p, case);
-        let elements = [
-            0,
-            request.x.len() as u64 / u64::from(request.width),
-            p.d as u64,
-            p.d as u64,
-            request.x.len() as u64 / u64::from(request.width),
-        ];
-        let max_payload = (request.x.len() as u64 + 256).min(MAX_PAYLOAD);
+        let n = (p.rows * p.d) as u64;
+        let elements = [0, n, p.d as u64, p.d as u64, n];
+        let width = if self.dtype == Dtype::F32 { 4 } else { 2 };
+        let max_payload = (n * width + 256).min(MAX_PAYLOAD);
         let d = p.d as u64;
+        let sent_ahead = match state.in_flight.take() {
+            Some(f) if f.key == ProblemKey::of(p) => Some(f),
+            // Another problem was sent ahead: its answer would come first. A fresh worker
+            // (callers that keep `prepare`'s contract never get here).
+            Some(_) => {
+                state.worker = None;
+                match self.start_worker(&mut state) {
+                    Ok(w) => state.worker = Some(w),
+                    Err(StartFailure::Kernel(finding, fatal)) => {
+                        return self.fatal(&mut state, finding, fatal)
+                    }
+                    Err(StartFailure::Load(message)) => {
+                        let finding = Finding::new(FindingKind::Harness, message);
+                        return self.fatal(&mut state, finding, Fatal::Harness);
+                    }
+                }
+                None
+            }
+            None => None,
+        };
         let worker = state.worker.as_mut().expect("started above");
-        let mark = worker.output_mark();
-        // A failed write means the worker is gone: what it said before dying is read below.
-        let _ = worker
-            .requests
-            .write_all(&Request::Call(request).encode())
-            .and_then(|()| worker.requests.flush());
-        let deadline = Instant::now() + self.isolation.timeout;
-        let waited = worker.wait_response(deadline, max_payload);
+        let (sent, mark) = match sent_ahead {
+            Some(f) => (f.sent, f.mark),
+            None => {
+                let mark = worker.output_mark();
+                // A failed write means the worker is gone: what it said before dying is read
+                // below.
+                let _ = worker.send(&Request::Call(self.request(p, case)));
+                (Instant::now(), mark)
+            }
+        };
+        let waited = worker.wait_response(sent + self.isolation.timeout, max_payload);
         let (finding, fatal) = match waited {
             Waited::Response(Response::Called(r)) => {
                 let mut findings = early;
@@ -795,16 +866,46 @@ impl Isolated {
         call
     }
 
+    /// Sends the next call's request (or, at the end, `Finish`) ahead, so that the worker
+    /// works while the oracle judges the call before. Only to a running worker with nothing
+    /// in flight; a call that finds no request of its own in flight sends it then.
+    fn prepare_isolated(&self, next: Option<&Problem>) {
+        let mut state = self.lock();
+        if state.stopped || state.in_flight.is_some() || state.finish_sent {
+            return;
+        }
+        let request = match next {
+            Some(p) => Request::Call(self.request(p, 0)),
+            None => Request::Finish,
+        };
+        let Some(worker) = state.worker.as_mut() else {
+            return;
+        };
+        let mark = worker.output_mark();
+        let _ = worker.send(&request);
+        match next {
+            Some(p) => {
+                state.in_flight = Some(InFlight {
+                    key: ProblemKey::of(p),
+                    sent: Instant::now(),
+                    mark,
+                })
+            }
+            None => state.finish_sent = true,
+        }
+    }
+
     /// Ends the worker after the last call: writes into the last call's y that came late.
     fn finish_isolated(&self) -> Vec<Finding> {
         let mut state = self.lock();
+        let finish_sent = std::mem::take(&mut state.finish_sent);
+        state.in_flight = None;
         let Some(mut worker) = state.worker.take() else {
             return Vec::new();
         };
-        let _ = worker
-            .requests
-            .write_all(&Request::Finish.encode())
-            .and_then(|()| worker.requests.flush());
+        if !finish_sent {
+            let _ = worker.send(&Request::Finish);
+        }
         let deadline = Instant::now() + Duration::from_secs(2);
         let findings = match worker.wait_response(deadline, 1 << 10) {
             Waited::Response(Response::Done { late }) if late.any() => vec![Finding::new(
@@ -883,6 +984,10 @@ impl Kernel for Isolated {
 
     fn call(&self, problem: &Problem) -> Call {
         self.call_isolated(problem, 0)
+    }
+
+    fn prepare(&self, next: Option<&Problem>) {
+        self.prepare_isolated(next)
     }
 
     fn finish(&self) -> Vec<Finding> {

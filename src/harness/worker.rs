@@ -35,8 +35,9 @@ use std::time::Duration;
 pub const REQUEST_FD: i32 = 3;
 /// The descriptor the worker answers on.
 pub const RESPONSE_FD: i32 = 4;
-/// How long the worker waits after the last call before its final look for late writes.
-const SETTLE: Duration = Duration::from_millis(20);
+/// How long the worker waits after the last call before its final look for late writes
+/// (the oracle judges the last case meanwhile).
+const SETTLE: Duration = Duration::from_millis(5);
 /// The worker's exit status when the harness's own channel fails (not the kernel's doing as
 /// far as the worker can tell; the parent reports it with the worker's stderr).
 pub const CHANNEL_FAILED: i32 = 3;
@@ -235,8 +236,37 @@ struct Inputs {
     beta: Option<Guarded>,
 }
 
-fn read_only(bytes: &[u8], region: Region) -> std::io::Result<Guarded> {
-    let mut g = Guarded::new(bytes.len())?;
+/// Spare mappings, reused by later calls (a fresh mapping per buffer and call cost the
+/// worker more than the kernel: page faults, and address-space changes on every call).
+#[derive(Default)]
+struct Pool {
+    spare: Vec<Guarded>,
+}
+
+impl Pool {
+    const KEPT: usize = 8;
+
+    /// A buffer of `len` bytes: a spare mapping it fits, laid out anew, or a fresh one.
+    fn take(&mut self, len: usize) -> std::io::Result<Guarded> {
+        match self.spare.iter().position(|g| g.fits(len)) {
+            Some(k) => {
+                let mut g = self.spare.swap_remove(k);
+                g.relayout(len)?;
+                Ok(g)
+            }
+            None => Guarded::new(len),
+        }
+    }
+
+    fn give(&mut self, g: Guarded) {
+        if self.spare.len() < Self::KEPT {
+            self.spare.push(g);
+        }
+    }
+}
+
+fn read_only(pool: &mut Pool, bytes: &[u8], region: Region) -> std::io::Result<Guarded> {
+    let mut g = pool.take(bytes.len())?;
     g.bytes_mut().copy_from_slice(bytes);
     g.protect_read_only()?;
     publish(region, g.bounds());
@@ -244,23 +274,26 @@ fn read_only(bytes: &[u8], region: Region) -> std::io::Result<Guarded> {
 }
 
 impl Inputs {
-    fn of(c: &CallRequest) -> std::io::Result<Self> {
+    fn of(pool: &mut Pool, c: &CallRequest) -> std::io::Result<Self> {
         for region in [Region::Gamma, Region::Beta] {
             publish(region, Bounds::default());
         }
-        Ok(Inputs {
-            x: read_only(&c.x, Region::X)?,
-            gamma: c
-                .gamma
-                .as_deref()
-                .map(|g| read_only(g, Region::Gamma))
-                .transpose()?,
-            beta: c
-                .beta
-                .as_deref()
-                .map(|b| read_only(b, Region::Beta))
-                .transpose()?,
-        })
+        let x = read_only(pool, &c.x, Region::X)?;
+        let mut param = |v: &Option<Vec<u8>>, region| {
+            v.as_deref()
+                .map(|bytes| read_only(pool, bytes, region))
+                .transpose()
+        };
+        let gamma = param(&c.gamma, Region::Gamma)?;
+        let beta = param(&c.beta, Region::Beta)?;
+        Ok(Inputs { x, gamma, beta })
+    }
+
+    fn give_back(self, pool: &mut Pool) {
+        pool.give(self.x);
+        for g in [self.gamma, self.beta].into_iter().flatten() {
+            pool.give(g);
+        }
     }
 }
 
@@ -330,10 +363,11 @@ fn call(
     dtype: Dtype,
     c: &CallRequest,
     previous: Option<(Guarded, Vec<u8>)>,
+    pool: &mut Pool,
 ) -> std::io::Result<(CallResponse, Guarded)> {
     let width = usize::from(c.width);
-    let inputs = Inputs::of(c)?;
-    let mut y = Guarded::new(c.x.len())?;
+    let inputs = Inputs::of(pool, c)?;
+    let mut y = pool.take(c.x.len())?;
     publish(Region::Y, y.bounds());
     let [first_poison, second_poison] = poisons(dtype);
     let (return_code, fp_before, fp_after) = call_once(entry, c, &inputs, &mut y, first_poison);
@@ -359,7 +393,10 @@ fn call(
     }
     let (before_start, past_end) = y.slack_damage(width);
     let late = late_writes(&previous, width);
-    drop(previous);
+    inputs.give_back(pool);
+    if let Some((last_y, _)) = previous {
+        pool.give(last_y);
+    }
     Ok((
         CallResponse {
             return_code,
@@ -426,6 +463,7 @@ pub fn serve(spec: &WorkerSpec) -> i32 {
         return CHANNEL_FAILED;
     }
     let mut last: Option<(Guarded, Vec<u8>)> = None;
+    let mut pool = Pool::default();
     loop {
         let (tag, payload) = match read_frame(&mut *requests) {
             Ok(Some(frame)) => frame,
@@ -449,10 +487,11 @@ pub fn serve(spec: &WorkerSpec) -> i32 {
                 return 0;
             }
             Request::Call(c) => {
-                // The last y stays mapped through this call and is compared after it: a
-                // thread of the last call writing it while this one runs is seen; it is
-                // unmapped then (a thread still writing it later crashes the worker).
-                let (response, y) = match call(entry, spec.dtype, &c, last.take()) {
+                // The last y stays as it was through this call and is compared after it: a
+                // thread of the last call writing it while this one runs is seen. It is reused
+                // then (a thread writing it later writes into a later call's buffers: a crash
+                // where that is an input, a wrong output where it is y).
+                let (response, y) = match call(entry, spec.dtype, &c, last.take(), &mut pool) {
                     Ok(done) => done,
                     Err(e) => {
                         eprintln!("normoracle worker: cannot map the buffers: {e}");

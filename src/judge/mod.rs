@@ -17,7 +17,7 @@ use crate::exact::reference::row_stats;
 use crate::exact::reference::Evaluation;
 use crate::exact::ElementInput;
 use crate::exact::{Element, RowKind, RowStats};
-use crate::harness::{Finding, FindingKind};
+use crate::harness::{Call, Finding, FindingKind};
 use crate::problem::{EpsConvention, Op, Problem};
 use crate::wide::Wide;
 use rayon::prelude::*;
@@ -564,18 +564,33 @@ pub fn run_battery(
         Some(config.seed),
     );
     let bar = crate::artifacts::progress::bar(ids.len() as u64, "cases", progress);
-    let mut last = None;
-    for id in ids {
-        bar.inc(1);
-        let Some(case) = cases::case(config, id) else {
-            if only_case.is_some() {
-                return Err(Error::usage(format!(
-                    "the battery has no case {id} (or it is filtered out)"
-                )));
+    let mut ids = ids.into_iter();
+    // The cases in order, the filtered-out ones skipped.
+    let mut next_case = || -> Result<Option<Case>> {
+        for id in ids.by_ref() {
+            bar.inc(1);
+            match cases::case(config, id) {
+                Some(case) => return Ok(Some(case)),
+                None if only_case.is_some() => {
+                    return Err(Error::usage(format!(
+                        "the battery has no case {id} (or it is filtered out)"
+                    )))
+                }
+                None => {}
             }
-            continue;
-        };
-        judge_case(kernel, &case, &mut report)?;
+        }
+        Ok(None)
+    };
+    let mut last = None;
+    let mut pending = next_case()?;
+    kernel.prepare(pending.as_ref().map(|c| &c.problem));
+    while let Some(case) = pending.take() {
+        let call = kernel.call(&case.problem);
+        // The next case goes to the kernel before this one is judged: an isolated kernel
+        // computes it meanwhile (and after the last, its worker's final wait overlaps too).
+        pending = next_case()?;
+        kernel.prepare(pending.as_ref().map(|c| &c.problem));
+        judge_call(&case, call, &mut report)?;
         last = Some((case.id, case.family.name()));
     }
     // Writes after the last call returned are that case's.
@@ -590,11 +605,15 @@ pub fn run_battery(
 /// Runs and judges one case: its outputs are judged whenever the kernel returned some, and
 /// every finding of the call is recorded beside them.
 pub fn judge_case(kernel: &dyn Kernel, case: &Case, report: &mut Report) -> Result<()> {
+    judge_call(case, kernel.call(&case.problem), report)
+}
+
+/// Judges what a call of the kernel on `case` gave.
+fn judge_call(case: &Case, call: Call, report: &mut Report) -> Result<()> {
     let label = ProblemLabel {
         case: Some(case.id),
         family: case.family.name().to_string(),
     };
-    let call = kernel.call(&case.problem);
     if call.not_run {
         report.not_run += 1;
         return Ok(());
