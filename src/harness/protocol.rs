@@ -224,19 +224,23 @@ impl Request {
         match self {
             Request::Finish => frame(TAG_FINISH, &[]),
             Request::Call(c) => {
-                let mut p =
-                    Vec::with_capacity(30 + c.x.len() + c.gamma.as_ref().map_or(0, Vec::len) * 2);
+                // Written in place (the arrays, most of the bytes, are copied once).
+                let params = [&c.gamma, &c.beta].into_iter().flatten();
+                let len = 30 + c.x.len() + params.clone().map(Vec::len).sum::<usize>();
+                let mut out = Vec::with_capacity(9 + len);
+                out.push(TAG_CALL);
+                out.extend_from_slice(&(len as u64).to_le_bytes());
                 for v in [c.case, c.rows, c.d] {
-                    p.extend_from_slice(&v.to_le_bytes());
+                    out.extend_from_slice(&v.to_le_bytes());
                 }
-                p.extend_from_slice(&c.eps_bits.to_le_bytes());
-                p.push(c.width);
-                p.push(u8::from(c.gamma.is_some()) | u8::from(c.beta.is_some()) << 1);
-                p.extend_from_slice(&c.x);
-                for v in [&c.gamma, &c.beta].into_iter().flatten() {
-                    p.extend_from_slice(v);
+                out.extend_from_slice(&c.eps_bits.to_le_bytes());
+                out.push(c.width);
+                out.push(u8::from(c.gamma.is_some()) | u8::from(c.beta.is_some()) << 1);
+                out.extend_from_slice(&c.x);
+                for v in params {
+                    out.extend_from_slice(v);
                 }
-                frame(TAG_CALL, &p)
+                out
             }
         }
     }
@@ -413,8 +417,9 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<(u8, Vec<u8>)>> {
             format!("a frame of {len} bytes (at most {MAX_PAYLOAD})"),
         ));
     }
-    // Read through `take` so that a lying length allocates only what arrives.
-    let mut payload = Vec::new();
+    // Read through `take` so that a lying length allocates only what arrives (at most
+    // 64 MiB reserved ahead).
+    let mut payload = Vec::with_capacity(len.min(1 << 26) as usize);
     r.take(len).read_to_end(&mut payload)?;
     if payload.len() as u64 != len {
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "torn frame"));

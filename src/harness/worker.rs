@@ -37,7 +37,7 @@ pub const REQUEST_FD: i32 = 3;
 pub const RESPONSE_FD: i32 = 4;
 /// How long the worker waits after the last call before its final look for late writes
 /// (the oracle judges the last case meanwhile).
-const SETTLE: Duration = Duration::from_millis(5);
+const SETTLE: Duration = Duration::from_millis(2);
 /// The worker's exit status when the harness's own channel fails (not the kernel's doing as
 /// far as the worker can tell; the parent reports it with the worker's stderr).
 pub const CHANNEL_FAILED: i32 = 3;
