@@ -108,8 +108,7 @@ fn element_equals(chunk: &[u8], value: u32, width: usize) -> bool {
 
 // The signal handler's view: each region's bounds (low, start, end, high), the value width,
 // and whether the library is being loaded.
-const ZERO: AtomicUsize = AtomicUsize::new(0);
-static BOUNDS: [AtomicUsize; 20] = [ZERO; 20];
+static BOUNDS: [AtomicUsize; 20] = [const { AtomicUsize::new(0) }; 20];
 static WIDTH: AtomicUsize = AtomicUsize::new(4);
 static LOADING: AtomicU8 = AtomicU8::new(0);
 
