@@ -8,7 +8,7 @@ const OUTPUT_LINES: usize = 8;
 
 fn tally_line(t: &Tally) -> String {
     format!(
-        "{} judged: {} exact ({:.4}% correctly rounded), {} faithful ({:.4}% ≤ 1 ULP), {} within bound, {} FAIL; {} undefined (not judged); max ULP {}, max rel err {:.3e}, max row NMSE {:.3e}, max bound use {:.3}",
+        "{} judged: {} exact ({:.4}% correctly rounded), {} faithful ({:.4}% ≤ 1 ULP), {} within bound, {} FAIL ({}); {} undefined (not judged); max ULP {}, max rel err {:.3e}, max row NMSE {:.3e}, max bound use {:.3}",
         t.judged,
         t.exact,
         t.percent_correctly_rounded(),
@@ -16,6 +16,7 @@ fn tally_line(t: &Tally) -> String {
         t.percent_faithful(),
         t.within_bound,
         t.failed,
+        t.severities(),
         t.undefined,
         t.max_ulp,
         t.max_rel_err,
@@ -40,9 +41,10 @@ pub fn text(r: &Report) -> String {
         for (family, t) in &r.per_family {
             let _ = writeln!(
                 out,
-                "    {family:<20} {:>8} judged {:>6} FAIL  max ULP {:>10}  {:>9.4}% exact",
+                "    {family:<20} {:>8} judged {:>6} FAIL ({})  max ULP {:>10}  {:>9.4}% exact",
                 t.judged,
                 t.failed,
+                t.severities(),
                 t.max_ulp,
                 t.percent_correctly_rounded()
             );
@@ -79,12 +81,18 @@ pub fn text(r: &Report) -> String {
         let ulp = f.ulp.map_or("-".to_string(), |u| u.to_string());
         let _ = writeln!(
             out,
-            "    {case}[{}] row {} col {} (d {}, ε {:e}): μ {:.6e} σ {:.6e} κ {:.3e}; x {:e} ({}) expected {:e} ({}) got {:e} ({}); exact {:.9e}; {ulp} ULP, rel err {:.3e}, bound {:.3e}",
+            "    {} {case}[{}] row {} col {} (d {}, ε {:e}): μ {:.6e} σ {:.6e} κ {:.3e}; x {:e} ({}) expected {:e} ({}) got {:e} ({}); exact {:.9e}; {ulp} ULP, rel err {:.3e}, bound {:.3e}",
+            f.severity.name(),
             f.family, f.row, f.col, f.d, f.eps, f.mean, f.sigma, f.kappa, f.x, f.x_bits, f.expected, f.expected_bits, f.actual, f.actual_bits, f.exact, f.rel_err, f.bound
         );
     }
     if let Some(cmd) = &r.reproducer {
-        let _ = writeln!(out, "  reproduce: {cmd}");
+        // The first failure's class: what the command will show.
+        let class = r
+            .failures
+            .first()
+            .map_or(String::new(), |f| format!(" ({})", f.severity.name()));
+        let _ = writeln!(out, "  reproduce{class}: {cmd}");
     }
     out
 }
