@@ -10,6 +10,7 @@ pub mod report;
 pub mod severity;
 #[cfg(test)]
 mod soundness;
+pub mod standard;
 #[cfg(test)]
 mod tightness;
 pub mod tolerance;
@@ -28,6 +29,7 @@ use crate::problem::{EpsConvention, Op, Problem};
 use crate::wide::Wide;
 use rayon::prelude::*;
 use serde::Serialize;
+pub use standard::Standard;
 use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -92,6 +94,8 @@ pub struct Report {
     /// The case holding the element farthest (in ULPs) from the correctly rounded value.
     pub worst_case: Option<usize>,
     pub worst_case_ulp: u64,
+    /// The standard the verdict is given against (`--require`; the bound by default).
+    pub standard: Standard,
 }
 
 impl Report {
@@ -118,6 +122,7 @@ impl Report {
             reproducer: None,
             worst_case: None,
             worst_case_ulp: 0,
+            standard: Standard::Bound,
         }
     }
 
@@ -128,6 +133,11 @@ impl Report {
             && self.kernel_errors.is_empty()
             && self.findings.is_empty()
             && self.not_run == 0
+    }
+
+    /// The verdict: whether the report meets its standard (`passed` for the default bound).
+    pub fn meets_standard(&self) -> bool {
+        self.standard.met_by(self)
     }
 
     /// The id of the first failing case (element failure or kernel finding), if any.
@@ -451,6 +461,9 @@ fn judge_row(
         tally.add(tier);
         if let Some(s) = severity {
             tally.add_severity(s);
+            if ulp.is_none() {
+                tally.unmeasured_failures += 1;
+            }
         }
         if let Some(u) = ulp {
             tally.max_ulp = tally.max_ulp.max(u);

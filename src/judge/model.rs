@@ -22,6 +22,7 @@ pub(crate) trait Acc:
     const SAFE_EXPONENT: i32;
     fn of(x: f64) -> Self;
     fn to_f64(self) -> f64;
+    #[cfg(test)]
     fn sqrt(self) -> Self;
     fn mul_add(self, a: Self, b: Self) -> Self;
 }
@@ -35,6 +36,7 @@ impl Acc for f32 {
     fn to_f64(self) -> f64 {
         self as f64
     }
+    #[cfg(test)]
     fn sqrt(self) -> f32 {
         f32::sqrt(self)
     }
@@ -52,6 +54,7 @@ impl Acc for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    #[cfg(test)]
     fn sqrt(self) -> f64 {
         f64::sqrt(self)
     }
@@ -198,29 +201,48 @@ pub(crate) fn welford<A: Acc>(xs: &[A], w: Welford) -> (A, A) {
     (mean, variance)
 }
 
-/// The largest errors of the model's Welford kernels on a row: max |μ̂ − μ| and
-/// max |v̂ − q| (μ as hi + lo, q to 53 bits), in the row's units. ∞ where a kernel's
-/// arithmetic leaves the format (no finite bound).
+/// What the model's Welford kernels did on a row: max |μ̂ − μ|, max |v̂ − q| and min v̂, in
+/// the row's units (μ as hi + lo, q to 53 bits).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WelfordErrors {
+    pub mean: Wide,
+    pub variance: Wide,
+    pub least_variance: Wide,
+}
+
+/// Runs every Welford kernel of the model on the row. Errors ∞ where a kernel's arithmetic
+/// leaves the format (no finite bound).
 pub(crate) fn welford_errors<A: Acc>(
     x: &[f64],
     eps: f64,
     mean: [Wide; 2],
     q: Wide,
-) -> (Wide, Wide) {
+) -> WelfordErrors {
     let k = scaling_exponent::<A>(x, eps);
     let xs = scaled::<A>(x, k);
-    let (mut mean_error, mut variance_error) = (Wide::ZERO, Wide::ZERO);
     let infinite = Wide::of(f64::INFINITY);
+    let mut out = WelfordErrors {
+        mean: Wide::ZERO,
+        variance: Wide::ZERO,
+        least_variance: infinite,
+    };
     for w in welford_kernels() {
         let (m, v) = welford(&xs, w);
         let (m, v) = (m.to_f64(), v.to_f64());
         if !m.is_finite() || !v.is_finite() {
-            return (infinite, infinite);
+            return WelfordErrors {
+                mean: infinite,
+                variance: infinite,
+                least_variance: Wide::ZERO,
+            };
         }
+        let v = Wide::of(v).scaled(-2 * k);
         let dm = (Wide::of(m).scaled(-k) - mean[0] - mean[1]).abs();
-        let dv = (Wide::of(v).scaled(-2 * k) - q).abs();
-        mean_error = super::tolerance::max_nonnegative(mean_error, dm);
-        variance_error = super::tolerance::max_nonnegative(variance_error, dv);
+        out.mean = super::tolerance::max_nonnegative(out.mean, dm);
+        out.variance = super::tolerance::max_nonnegative(out.variance, (v - q).abs());
+        if super::tolerance::max_nonnegative(v, out.least_variance) == out.least_variance {
+            out.least_variance = v;
+        }
     }
-    (mean_error, variance_error)
+    out
 }

@@ -28,12 +28,21 @@ fn tally_line(t: &Tally) -> String {
 /// The human-readable report.
 pub fn text(r: &Report) -> String {
     let mut out = String::new();
-    let verdict = if r.passed() { "PASS" } else { "FAIL" };
+    let verdict = if r.meets_standard() { "PASS" } else { "FAIL" };
     let seed = r.seed.map_or(String::new(), |s| format!(", seed {s}"));
     let _ = writeln!(
         out,
-        "{verdict}: {} — {} {} (ε {}){seed}, {} cases",
-        r.kernel, r.op, r.dtype, r.convention, r.cases
+        "{verdict}: {} — {} {} (ε {}){seed}, {} cases{}",
+        r.kernel,
+        r.op,
+        r.dtype,
+        r.convention,
+        r.cases,
+        if r.standard == super::Standard::Bound {
+            String::new()
+        } else {
+            format!(", required: {}", r.standard)
+        }
     );
     let _ = writeln!(out, "  {}", tally_line(&r.tally));
     if r.per_family.len() > 1 {
@@ -87,12 +96,12 @@ pub fn text(r: &Report) -> String {
         );
     }
     if let Some(cmd) = &r.reproducer {
-        // The first failure's class: what the command will show.
+        // The first failure's class, after the command (a shell comment): what it will show.
         let class = r
             .failures
             .first()
-            .map_or(String::new(), |f| format!(" ({})", f.severity.name()));
-        let _ = writeln!(out, "  reproduce{class}: {cmd}");
+            .map_or(String::new(), |f| format!("  # {}", f.severity.name()));
+        let _ = writeln!(out, "  reproduce: {cmd}{class}");
     }
     out
 }
@@ -101,7 +110,8 @@ pub fn text(r: &Report) -> String {
 pub fn json(r: &Report) -> String {
     let mut v = serde_json::to_value(r).expect("reports serialize");
     if let serde_json::Value::Object(m) = &mut v {
-        m.insert("passed".into(), serde_json::Value::Bool(r.passed()));
+        m.insert("passed".into(), serde_json::Value::Bool(r.meets_standard()));
+        m.insert("within_bound_everywhere".into(), r.passed().into());
         m.insert(
             "percent_correctly_rounded".into(),
             r.tally.percent_correctly_rounded().into(),

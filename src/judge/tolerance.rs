@@ -43,8 +43,9 @@
 //!    Σ|x_i| ≤ 2^p·q_x, every node of every tree holds a multiple of q_x of magnitude
 //!    ≤ 2^p·q_x, which is representable: no addition rounds, S is exact in any tree (scaling
 //!    by a power of two keeps this), and μ̂ is one of the two values fl(S/d), fl(S·fl(1/d)),
-//!    computed here: e_sum = the larger of their distances to μ — exactly 0 where both equal
-//!    μ (constant rows of short significands, the two-level row 2048/2050). Otherwise
+//!    computed here (for the narrow formats in f64 as well, so that a kernel accumulating in
+//!    f64 passes too): e_sum = the largest of their distances to μ — exactly 0 where all
+//!    equal μ (constant rows of short significands, the two-level row 2048/2050). Otherwise
 //!    e_sum = (1+u)²·u(1+u)^(d−1)·T(|x|)/d + (2u+u²)|μ| (lemma 1, then the division or the
 //!    rounded reciprocal and its product).
 //!
@@ -86,6 +87,15 @@
 //!    E = 1 + 2^-30 the margin for evaluating B_i itself (`Wide`, 53-bit roundings of at most
 //!    a few·d nonnegative terms, d < 2^20).
 //!
+//! 9. *Cap.* A two-pass kernel's |ẑ_i| = |δ̂_i|·r̂(1+π) never exceeds √d·(1−u)^-(d+10)/2:
+//!    δ̂_i² ≤ Σδ̂_j², and the computed sum of those nonnegative terms, its division by d, ε's
+//!    addition and the root lose at most a factor (1−u)^(d+6)/2 (Cauchy–Schwarz); a Welford
+//!    kernel's |ẑ_i| ≤ c₃(|δ_i| + e_W)/ŝ_min, ŝ_min the least of their computed scales
+//!    (lowered by (1−u)²; no cap where one is 0). With Z_i the larger of the two,
+//!    |ŷ − y_i| ≤ c₃|γ_i|(Z_i + |z_i|) + u|β_i| + the underflow term, and B_i is the lesser of
+//!    this and item 8's — what stays finite where ρ = ∞ (rows whose mean error may exceed σ:
+//!    f32 rows of |μ|/σ ≳ 1/(d·u)).
+//!
 //! Where it collapses: on a constant row whose sums are exact (2), e_μ = 0 and every z_i = 0,
 //! so B_i = u|β_i| plus the underflow term — the output must be β_i up to rounding. On the
 //! two-level f16 row 2048/2050 (d = 768, ε = 1e-12) the sums are exact and only the Welford
@@ -102,7 +112,7 @@
 //! subtraction, dropped SIMD tails, γ/β misindexed, statistics leaking across rows, and sums
 //! of squares overflowing or underflowing in the kernel's format.
 
-use super::model::welford_errors;
+use super::model::{welford_errors, WelfordErrors};
 use crate::dtype::{pow2, Dtype};
 use crate::exact::RowStats;
 use crate::problem::{EpsConvention, Op};
@@ -205,27 +215,32 @@ fn shifted_sums_are_exact(values: &[f64], p: i32) -> bool {
 }
 
 /// The mean errors of the exact-sum case (item 2): max |μ̂ − μ| over μ̂ = fl(S/d) and
-/// fl(S·fl(1/d)) in the accumulation format, S = Σx exactly; None where S leaves the
-/// accumulation format's normal range (the general bound then applies).
+/// fl(S·fl(1/d)) in the accumulation format — and, for the narrow formats, in f64 too (a kernel
+/// accumulating more precisely than the model must pass as well) — S = Σx exactly; None where
+/// S leaves the accumulation format's normal range (the general bound then applies).
 fn exact_sum_mean_error(dtype: Dtype, values: &[f64], mean: [Wide; 2]) -> Option<Wide> {
     // S is a multiple of q_x below 2^p·q_x: exact in f64 in any order.
     let sum: f64 = values.iter().sum();
     let d = values.len() as f64;
-    let candidates: [f64; 2] = if dtype == Dtype::F64 {
-        if !sum.is_finite() || (sum != 0.0 && sum.abs() < f64::MIN_POSITIVE) {
-            return None;
-        }
-        [sum / d, sum * (1.0 / d)]
-    } else {
+    if !sum.is_finite() || (sum != 0.0 && sum.abs() < f64::MIN_POSITIVE) {
+        return None;
+    }
+    let mut candidates = vec![sum / d, sum * (1.0 / d)];
+    if dtype != Dtype::F64 {
         let s = sum as f32;
         if !s.is_finite() || (s != 0.0 && s.abs() < f32::MIN_POSITIVE) || s as f64 != sum {
             return None;
         }
         let n = d as f32;
-        [(s / n) as f64, (s * (1.0 / n)) as f64]
-    };
+        candidates.extend([(s / n) as f64, (s * (1.0 / n)) as f64]);
+    }
     let error = |c: f64| (Wide::of(c) - mean[0] - mean[1]).abs();
-    Some(max_nonnegative(error(candidates[0]), error(candidates[1])))
+    Some(
+        candidates
+            .into_iter()
+            .map(error)
+            .fold(Wide::ZERO, max_nonnegative),
+    )
 }
 
 /// The parts of B_i fixed by the row, each a ratio to s where s enters.
@@ -253,6 +268,10 @@ pub struct RowBound {
     pub scale_error: f64,
     /// d·u_min/s.
     pub underflow: Wide,
+    /// Item 9: √d·(1−u)^-(d+10)/2, the largest |ẑ| of a two-pass kernel.
+    pub two_pass_cap: f64,
+    /// Item 9: a lower bound on every Welford kernel's ŝ (None where none ran).
+    pub welford_least_scale: Option<Wide>,
 }
 
 impl RowBound {
@@ -319,12 +338,34 @@ impl RowBound {
         let eps_f64 = Float::with_val(64, &stats.eps).to_f64();
         let eps = Wide::of(eps_f64);
         // Item 4: the Welford kernels' actual errors (RMSNorm has no mean to run).
-        let (welford_error, welford_variance_error) = match (stats.op, welford) {
+        let ran = match (stats.op, welford) {
             (Op::LayerNorm, true) if dtype == Dtype::F64 => {
-                welford_errors::<f64>(values, eps_f64, stats.mean_wide, q)
+                Some(welford_errors::<f64>(values, eps_f64, stats.mean_wide, q))
             }
-            (Op::LayerNorm, true) => welford_errors::<f32>(values, eps_f64, stats.mean_wide, q),
-            _ => (Wide::ZERO, Wide::ZERO),
+            (Op::LayerNorm, true) => {
+                Some(welford_errors::<f32>(values, eps_f64, stats.mean_wide, q))
+            }
+            _ => None,
+        };
+        let WelfordErrors {
+            mean: welford_error,
+            variance: welford_variance_error,
+            least_variance,
+        } = ran.unwrap_or(WelfordErrors {
+            mean: Wide::ZERO,
+            variance: Wide::ZERO,
+            least_variance: Wide::ZERO,
+        });
+        // Item 9: the least scale a Welford kernel divides by (None: none ran).
+        let welford_least_scale = if ran.is_none() {
+            None
+        } else {
+            let root = least_variance.sqrt();
+            let s = match stats.convention {
+                EpsConvention::Inside => (least_variance + eps).sqrt(),
+                EpsConvention::Outside => root + eps,
+            };
+            Some(wide((1.0 - u) * (1.0 - u)) * s)
         };
         let two_pass_error = max_nonnegative(sum_error, shift_error);
         let mean_error = max_nonnegative(two_pass_error, welford_error);
@@ -399,6 +440,8 @@ impl RowBound {
             mean_error,
             scale_error: scale_error * (1.0 + EVALUATION_MARGIN),
             underflow: wide(d as f64 * u_min) * inv_scale,
+            two_pass_cap: (d as f64).sqrt() * (1.0 - u).powf(-(d as f64 + 10.0) / 2.0),
+            welford_least_scale,
         }
     }
 
@@ -418,10 +461,23 @@ impl RowBound {
         let centring = (mean_over_s + wide(u) * z) * (wide(1.0) + rho) + z * rho;
         let g = wide(e.gamma.abs());
         let c3 = (1.0 + u).powi(3);
-        let sum = wide(c3) * g * centring
-            + wide(c3 - 1.0) * g * z
-            + wide(u) * wide(e.beta.abs())
-            + wide(2.0) * g * self.underflow;
+        let rest = wide(u) * wide(e.beta.abs()) + wide(2.0) * g * self.underflow;
+        let formula = wide(c3) * g * centring + wide(c3 - 1.0) * g * z + rest;
+        // Item 9: no kernel's |ẑ| exceeds the cap; the output errs by at most c₃|γ|(cap + |z|).
+        let delta = z / r;
+        let welford_z = match self.welford_least_scale {
+            None => Wide::ZERO,
+            // ŝ = 0: that kernel's outputs are ±∞ or NaN, no cap.
+            Some(s) if s.is_zero() => wide(f64::INFINITY),
+            Some(s) => wide(c3) * (delta + self.welford_error) / s,
+        };
+        let cap = max_nonnegative(wide(self.two_pass_cap), welford_z);
+        let capped = wide(c3) * g * (cap + z) + rest;
+        let sum = if compare_nonnegative(capped, formula) == Ordering::Less {
+            capped
+        } else {
+            formula
+        };
         let b = wide(1.0 + EVALUATION_MARGIN) * sum;
         if b.is_nan() {
             Wide::of(f64::INFINITY)

@@ -75,6 +75,9 @@ pub struct Tally {
     pub off_model: u64,
     pub inaccurate: u64,
     pub wrong: u64,
+    /// Failed elements without a ULP distance (NaN or a non-finite mismatch): what no ULP
+    /// allowance admits.
+    pub unmeasured_failures: u64,
     /// Elements of undefined rows (σ²+ε = 0): not judged.
     pub undefined: u64,
     /// Largest ULP distance to the correctly rounded value among finite-vs-finite elements.
@@ -139,6 +142,7 @@ impl Tally {
         self.off_model += other.off_model;
         self.inaccurate += other.inaccurate;
         self.wrong += other.wrong;
+        self.unmeasured_failures += other.unmeasured_failures;
         self.undefined += other.undefined;
         self.max_ulp = self.max_ulp.max(other.max_ulp);
         self.max_rel_err = max_nan_aware(self.max_rel_err, other.max_rel_err);
