@@ -9,7 +9,7 @@ use crate::wide::Wide;
 /// The class of an output o that failed the bound B of the exact value y, for an element of
 /// parameters γ, β. `o` and `y` finite or not; NaN outputs and NaN expectations are `Wrong`.
 pub fn classify(dtype: Dtype, o: f64, y: Wide, bound: Wide, gamma: f64, beta: f64) -> Severity {
-    if o.is_nan() || y.is_nan() || o.is_infinite() != !y.is_finite() {
+    if o.is_nan() || y.is_nan() || o.is_infinite() == y.is_finite() {
         return Severity::Wrong;
     }
     if o.is_infinite() {

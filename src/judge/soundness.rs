@@ -575,7 +575,7 @@ fn every_model_kernel_passes_random_rows() {
 /// holds it; without e_sum the sequential kernels FAIL.
 #[test]
 fn a_sequential_sum_of_a_constant_row_needs_lemma_1() {
-    let c = 1.9968253374099731f32;
+    let c = f32::from_bits(0x3fff_97f9); // 1.99682534
     let d = 4096;
     let sum = (0..d).fold(0.0f32, |s, _| s + c) as f64;
     let exact = c as f64 * d as f64;
