@@ -547,3 +547,53 @@ fn require_sets_the_standard_and_the_exit_code() {
         "{err}"
     );
 }
+
+/// The first probe end to end: a constant f16 row of 10000 (d = 768, ε = 1e-6), whose
+/// exact outputs are 0: 0.39 and 3.0 everywhere FAIL (exit 1, "wrong" for 3.0, past the
+/// output scale |γ| + |β| = 1), exact zeros PASS (exit 0). The κ-based bound passed both.
+#[test]
+fn a_constant_row_with_wrong_outputs_fails_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let f16 = |v: f32| half::f16::from_f32(v).to_bits();
+    let x = save(
+        dir.path(),
+        "x.npy",
+        vec![1, 768],
+        NpyData::F16(vec![f16(10000.0); 768]),
+    );
+    let check = |value: f32| {
+        let y = save(
+            dir.path(),
+            "y.npy",
+            vec![1, 768],
+            NpyData::F16(vec![f16(value); 768]),
+        );
+        run(&[
+            "check",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            "f16",
+            "--eps",
+            "1e-6",
+            "--x",
+            &x,
+            "--y",
+            &y,
+        ])
+    };
+    let (code, out, err) = check(0.0);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = check(0.39);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("768 FAIL (0 off-model, 768 inaccurate, 0 wrong)"),
+        "{out}"
+    );
+    let (code, out, _) = check(3.0);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("768 wrong") && out.contains("# wrong"),
+        "{out}"
+    );
+}
