@@ -82,7 +82,7 @@ fn constant_rows_with_wrong_outputs_fail() {
 }
 
 /// The two-level f16 row 2048/2050 (d = 768, ε = 1e-12): outputs off by 4 % FAIL (they
-/// used to PASS), and by 3 %; the bound there is the Welford allowance, ≈ 2 %.
+/// used to PASS), and by 3 %; the sums are exact, so only the Welford kernels' own errors remain.
 #[test]
 fn a_two_level_row_off_by_four_percent_fails() {
     let x: Vec<f64> = (0..768)
@@ -118,9 +118,8 @@ fn a_two_level_row_off_by_four_percent_fails() {
 }
 
 /// Large-mean rows three ULPs wide (f16 around 1200, |μ|/σ ≈ 1470; bf16 around 200): outputs
-/// off by 2 % of the output scale (|γ| = 1) FAIL; the f16 one used to PASS (bound ≈ 3.4 %,
-/// now ≈ 1.6 %: the Welford allowance grows with |μ|/σ, so rows of |μ|/σ ≳ 1800 at d = 768
-/// admit 2 %).
+/// off by 2 % of the output scale (|γ| = 1) FAIL; the f16 one used to PASS (the κ-based bound
+/// was ≈ 3.4 % there; now the sums are exact and the Welford kernels' own errors remain).
 #[test]
 fn a_large_mean_row_off_by_two_percent_of_scale_fails() {
     for (dtype, centre) in [(Dtype::F16, 1200.0), (Dtype::BF16, 200.0)] {
