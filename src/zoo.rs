@@ -59,6 +59,8 @@ pub struct ZooRow {
     pub percent_correctly_rounded: f64,
     pub percent_faithful: f64,
     pub worst_family: String,
+    /// The failed elements by severity ("a off-model, b inaccurate, c wrong"; "-" for a pass).
+    pub severities: String,
     /// Largest |μ|/σ = 10^k (k = 0..8, while the format holds it) at which the kernel passes
     /// every smaller ratio too; None if it fails already at 1 (or is unsupported).
     pub max_mean_ratio_passing: Option<f64>,
@@ -190,6 +192,11 @@ fn row_from_report(
         percent_correctly_rounded: t.percent_correctly_rounded(),
         percent_faithful: t.percent_faithful(),
         worst_family: worst_family(report),
+        severities: if t.failed > 0 {
+            t.severities()
+        } else {
+            "-".into()
+        },
         max_mean_ratio_passing: ratio,
         findings,
         reproducer,
@@ -206,6 +213,7 @@ fn unsupported_row(kernel: &str, op: Op, dtype: Dtype, reproducer: String) -> Zo
         percent_correctly_rounded: 0.0,
         percent_faithful: 0.0,
         worst_family: "-".into(),
+        severities: "-".into(),
         max_mean_ratio_passing: None,
         findings: Vec::new(),
         reproducer,
@@ -434,6 +442,7 @@ pub fn table(rows: &[ZooRow], cfg: &ZooConfig) -> Table {
         "pct_correctly_rounded",
         "pct_faithful",
         "worst_family",
+        "fail_severity",
         "max_mean_ratio_passing",
         "finding",
         "reproducer",
@@ -457,6 +466,7 @@ pub fn table(rows: &[ZooRow], cfg: &ZooConfig) -> Table {
             number(format!("{:.4}", r.percent_correctly_rounded)),
             number(format!("{:.4}", r.percent_faithful)),
             r.worst_family.clone(),
+            r.severities.clone(),
             number(
                 r.max_mean_ratio_passing
                     .map_or("<1".into(), |v| format!("{v:e}")),

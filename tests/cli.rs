@@ -479,3 +479,121 @@ fn native_fuzz_report_is_the_same_bytes_at_any_thread_count() {
         assert_eq!(v["tally"]["exact"], v["tally"]["judged"], "{op} {dtype}");
     }
 }
+
+/// `--require`: the native kernels meet `exact` on the battery; reference-f64 (an f64 kernel
+/// rounding once) meets the bound but not `exact`; a malformed standard is a usage error.
+#[test]
+fn require_sets_the_standard_and_the_exit_code() {
+    for dtype in ["f32", "f16", "bf16"] {
+        for op in ["layer_norm", "rms_norm"] {
+            let args = [
+                "fuzz",
+                "--builtin",
+                "native",
+                "--op",
+                op,
+                "--dtype",
+                dtype,
+                "--cases",
+                "5",
+                "--require",
+                "exact",
+            ];
+            let (code, out, err) = run(&args);
+            assert_eq!(code, 0, "{args:?}: {out}{err}");
+            assert!(out.contains("required: exact"), "{out}");
+        }
+    }
+    let reference = |standard: &str| {
+        run(&[
+            "fuzz",
+            "--builtin",
+            "reference-f64",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            "f32",
+            "--cases",
+            "0",
+            "--seed",
+            "2024",
+            "--require",
+            standard,
+            "--json",
+        ])
+    };
+    let (code, out, _) = reference("exact");
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["standard"], "exact");
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["within_bound_everywhere"], true);
+    assert_eq!(reference("bound").0, 0);
+    assert_eq!(reference("ulp:1000").0, 0);
+    let (code, _, err) = run(&[
+        "fuzz",
+        "--builtin",
+        "native",
+        "--op",
+        "layer_norm",
+        "--dtype",
+        "f32",
+        "--require",
+        "ulp:x",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("expected exact, faithful, ulp:N or bound"),
+        "{err}"
+    );
+}
+
+/// The first probe end to end: a constant f16 row of 10000 (d = 768, ε = 1e-6), whose
+/// exact outputs are 0: 0.39 and 3.0 everywhere FAIL (exit 1, "wrong" for 3.0, past the
+/// output scale |γ| + |β| = 1), exact zeros PASS (exit 0). The κ-based bound passed both.
+#[test]
+fn a_constant_row_with_wrong_outputs_fails_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let f16 = |v: f32| half::f16::from_f32(v).to_bits();
+    let x = save(
+        dir.path(),
+        "x.npy",
+        vec![1, 768],
+        NpyData::F16(vec![f16(10000.0); 768]),
+    );
+    let check = |value: f32| {
+        let y = save(
+            dir.path(),
+            "y.npy",
+            vec![1, 768],
+            NpyData::F16(vec![f16(value); 768]),
+        );
+        run(&[
+            "check",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            "f16",
+            "--eps",
+            "1e-6",
+            "--x",
+            &x,
+            "--y",
+            &y,
+        ])
+    };
+    let (code, out, err) = check(0.0);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = check(0.39);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("768 FAIL (0 off-model, 768 inaccurate, 0 wrong)"),
+        "{out}"
+    );
+    let (code, out, _) = check(3.0);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("768 wrong") && out.contains("# wrong"),
+        "{out}"
+    );
+}

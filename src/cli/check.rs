@@ -2,7 +2,7 @@
 
 use super::common::{shell_quote, EpsArgs};
 use super::Outcome;
-use normoracle::judge::{self, report, Report};
+use normoracle::judge::{self, report, Report, Standard};
 use normoracle::manifest::MissingOutput;
 use normoracle::npy;
 use normoracle::problem::Op;
@@ -45,11 +45,14 @@ pub struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The standard to meet: exact, faithful, ulp:N or bound (the model's B_i).
+    #[arg(long, default_value = "bound", value_parser = |s: &str| s.parse::<Standard>())]
+    pub require: Standard,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
     if let Some(dir) = &args.dir {
-        return check_dir(dir, args.json);
+        return check_dir(dir, args.json, args.require);
     }
     let (Some(x_path), Some(y_path), Some(op), Some(dtype)) =
         (&args.x, &args.y, args.op, args.dtype)
@@ -97,6 +100,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         format!("outputs:{}", y_path.display()),
         "file",
     )?;
+    rep.standard = args.require;
     if let Some(f) = rep.failures.first() {
         let row = args.row.unwrap_or(f.row);
         rep.reproducer = Some(reproducer(&args, op, dtype, x_path, y_path, row));
@@ -106,17 +110,21 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         print!("{}", report::text(&rep));
     }
-    Ok(Outcome::from_pass(rep.passed()))
+    Ok(Outcome::from_pass(rep.meets_standard()))
 }
 
 /// Judges every case of a `normoracle cases` directory. Every case must have outputs: one
 /// the driver did not write fails the check (exit 1), since a driver that skips cases would
 /// otherwise pass on the few it wrote; a directory with no outputs at all is a usage error
 /// (exit 2: the driver has not run).
-fn check_dir(dir: &std::path::Path, json: bool) -> Result<Outcome> {
+fn check_dir(dir: &std::path::Path, json: bool, require: Standard) -> Result<Outcome> {
     let verdicts = normoracle::manifest::judge_dir(dir, &format!("outputs:{}", dir.display()))?;
     let missing = &verdicts.missing;
-    let reports = &verdicts.reports;
+    let mut reports = verdicts.reports.clone();
+    for r in &mut reports {
+        r.standard = require;
+    }
+    let reports = &reports;
     if reports.is_empty() {
         return Err(Error::usage(format!(
             "{}: no outputs found ({} cases, no 'y' file); run your driver first",
@@ -124,7 +132,7 @@ fn check_dir(dir: &std::path::Path, json: bool) -> Result<Outcome> {
             missing.len()
         )));
     }
-    let passed = missing.is_empty() && reports.iter().all(Report::passed);
+    let passed = missing.is_empty() && reports.iter().all(Report::meets_standard);
     if json {
         let all: Vec<serde_json::Value> = reports
             .iter()

@@ -6,7 +6,7 @@ use super::Outcome;
 use normoracle::adapters::{self, dylib::DylibKernel, Kernel};
 use normoracle::cases::{rng, BatteryConfig, Family};
 use normoracle::harness::{Isolated, Isolation};
-use normoracle::judge::{self, report};
+use normoracle::judge::{self, report, Standard};
 use normoracle::problem::{EpsConvention, Op};
 use normoracle::{Dtype, Error, Result};
 use std::path::PathBuf;
@@ -57,6 +57,9 @@ pub struct Args {
     /// an exit or a changed floating-point environment takes the verdict with it).
     #[arg(long, requires = "lib")]
     pub in_process: bool,
+    /// The standard to meet: exact, faithful, ulp:N or bound (the model's B_i).
+    #[arg(long, default_value = "bound", value_parser = |s: &str| s.parse::<Standard>())]
+    pub require: Standard,
 }
 
 fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
@@ -126,6 +129,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         );
     }
     let mut report = judge::run_battery(kernel.as_ref(), &config, args.case, !args.json)?;
+    report.standard = args.require;
     if let Some(case) = report.first_failing_case() {
         report.reproducer = Some(reproducer(&args, seed, case));
     }
@@ -134,7 +138,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         print!("{}", report::text(&report));
     }
-    Ok(Outcome::from_pass(report.passed()))
+    Ok(Outcome::from_pass(report.meets_standard()))
 }
 
 fn reproducer(args: &Args, seed: u64, case: usize) -> String {

@@ -16,7 +16,7 @@
 //! assert!(report.passed(), "{}", normoracle::judge::report::text(&report));
 //! ```
 
-use super::{judge_single, run_battery, Report};
+use super::{judge_single, run_battery, Report, Standard};
 use crate::adapters::closure::{SliceKernel, SliceKernelFn, Storage};
 use crate::cases::{rng, BatteryConfig};
 use crate::error::Result;
@@ -32,8 +32,21 @@ pub fn judge_fn<T: Storage, F: SliceKernelFn<T>>(op: Op, kernel: F) -> Report {
 
 /// Runs a given battery through a typed closure kernel.
 pub fn judge_fn_with<T: Storage, F: SliceKernelFn<T>>(config: &BatteryConfig, kernel: F) -> Report {
+    judge_fn_requiring(config, Standard::Bound, kernel)
+}
+
+/// Runs a given battery through a typed closure kernel, the verdict (`Report::meets_standard`)
+/// against `standard` (`--require`).
+pub fn judge_fn_requiring<T: Storage, F: SliceKernelFn<T>>(
+    config: &BatteryConfig,
+    standard: Standard,
+    kernel: F,
+) -> Report {
     let k = SliceKernel::<T, F>::new("closure", config.op, config.convention, kernel);
-    run_battery(&k, config, None, false).expect("a closure kernel supports its own op and dtype")
+    let mut report = run_battery(&k, config, None, false)
+        .expect("a closure kernel supports its own op and dtype");
+    report.standard = standard;
+    report
 }
 
 /// Judges outputs `y` already computed for inputs x (rows × d), γ, β.
@@ -63,14 +76,29 @@ pub fn judge_outputs<T: Storage>(
     judge_single(&problem, &bits(y), "outputs", "given")
 }
 
-/// Asserts that a closure kernel passes the battery, printing the report when it does not.
+/// Asserts that a closure kernel passes the battery, printing the report when it does not;
+/// `require = STANDARD` holds it to a stricter standard than the bound.
 ///
 /// `assert_kernel_passes!(Op::LayerNorm, f32, |x, gamma, beta, y, d, eps| { ...; Ok(()) })`
+/// `assert_kernel_passes!(Op::LayerNorm, f32, kernel, require = Standard::Faithful)`
 #[macro_export]
 macro_rules! assert_kernel_passes {
-    ($op:expr, $t:ty, $kernel:expr) => {{
-        let report = $crate::judge::api::judge_fn::<$t, _>($op, $kernel);
-        assert!(report.passed(), "{}", $crate::judge::report::text(&report));
+    ($op:expr, $t:ty, $kernel:expr) => {
+        $crate::assert_kernel_passes!($op, $t, $kernel, require = $crate::judge::Standard::Bound)
+    };
+    ($op:expr, $t:ty, $kernel:expr, require = $standard:expr) => {{
+        let seed = $crate::cases::rng::seed_from_env().unwrap_or($crate::cases::rng::DEFAULT_SEED);
+        let config = $crate::cases::BatteryConfig::new(
+            $op,
+            <$t as $crate::adapters::closure::Storage>::DTYPE,
+            seed,
+        );
+        let report = $crate::judge::api::judge_fn_requiring::<$t, _>(&config, $standard, $kernel);
+        assert!(
+            report.meets_standard(),
+            "{}",
+            $crate::judge::report::text(&report)
+        );
         report
     }};
 }

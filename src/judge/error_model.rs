@@ -2,13 +2,12 @@
 //! the bound B_i (`tolerance::bound`) in ULPs of the correctly rounded output, and the
 //! condition number κ_i, over the battery, per op, dtype and family.
 
-use super::tolerance::{bound, condition, ElementTerms};
+use super::tolerance::{condition, ElementTerms, RowBound};
 use crate::artifacts::format::Table;
 use crate::cases::{self, BatteryConfig, Family};
 use crate::exact::reference::{element_input, row_stats};
 use crate::exact::{Element, RowKind};
 use crate::problem::Op;
-use crate::wide::Wide;
 use crate::Dtype;
 
 fn median(v: &mut [f64]) -> f64 {
@@ -46,6 +45,8 @@ pub fn table(seed: u64) -> Table {
                         if stats.kind != RowKind::Defined {
                             continue;
                         }
+                        let values: Vec<f64> = p.row(r).iter().map(|&b| dtype.to_f64(b)).collect();
+                        let row_bound = RowBound::new(dtype, &stats, &values);
                         for i in 0..p.d {
                             let input = element_input(p, r, i);
                             let eval = Element::new(&stats, input).evaluate(dtype);
@@ -53,17 +54,11 @@ pub fn table(seed: u64) -> Table {
                             if !y.is_finite() {
                                 continue;
                             }
-                            let b = bound(
-                                dtype,
-                                p.d,
-                                &stats,
-                                ElementTerms {
-                                    x: input.x,
-                                    gamma: input.gamma,
-                                    beta: input.beta,
-                                    y: Wide::of(y),
-                                },
-                            );
+                            let b = row_bound.bound(ElementTerms {
+                                x: input.x,
+                                gamma: input.gamma,
+                                beta: input.beta,
+                            });
                             kappas.push(condition(&stats, input.x));
                             ulps.push(b.to_f64() / dtype.ulp_at(y));
                         }

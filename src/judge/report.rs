@@ -8,7 +8,7 @@ const OUTPUT_LINES: usize = 8;
 
 fn tally_line(t: &Tally) -> String {
     format!(
-        "{} judged: {} exact ({:.4}% correctly rounded), {} faithful ({:.4}% ≤ 1 ULP), {} within bound, {} FAIL; {} undefined (not judged); max ULP {}, max rel err {:.3e}, max row NMSE {:.3e}, max bound use {:.3}",
+        "{} judged: {} exact ({:.4}% correctly rounded), {} faithful ({:.4}% ≤ 1 ULP), {} within bound, {} FAIL ({}); {} undefined (not judged); max ULP {}, max rel err {:.3e}, max row NMSE {:.3e}, max bound use {:.3}",
         t.judged,
         t.exact,
         t.percent_correctly_rounded(),
@@ -16,6 +16,7 @@ fn tally_line(t: &Tally) -> String {
         t.percent_faithful(),
         t.within_bound,
         t.failed,
+        t.severities(),
         t.undefined,
         t.max_ulp,
         t.max_rel_err,
@@ -27,12 +28,21 @@ fn tally_line(t: &Tally) -> String {
 /// The human-readable report.
 pub fn text(r: &Report) -> String {
     let mut out = String::new();
-    let verdict = if r.passed() { "PASS" } else { "FAIL" };
+    let verdict = if r.meets_standard() { "PASS" } else { "FAIL" };
     let seed = r.seed.map_or(String::new(), |s| format!(", seed {s}"));
     let _ = writeln!(
         out,
-        "{verdict}: {} — {} {} (ε {}){seed}, {} cases",
-        r.kernel, r.op, r.dtype, r.convention, r.cases
+        "{verdict}: {} — {} {} (ε {}){seed}, {} cases{}",
+        r.kernel,
+        r.op,
+        r.dtype,
+        r.convention,
+        r.cases,
+        if r.standard == super::Standard::Bound {
+            String::new()
+        } else {
+            format!(", required: {}", r.standard)
+        }
     );
     let _ = writeln!(out, "  {}", tally_line(&r.tally));
     if r.per_family.len() > 1 {
@@ -40,9 +50,10 @@ pub fn text(r: &Report) -> String {
         for (family, t) in &r.per_family {
             let _ = writeln!(
                 out,
-                "    {family:<20} {:>8} judged {:>6} FAIL  max ULP {:>10}  {:>9.4}% exact",
+                "    {family:<20} {:>8} judged {:>6} FAIL ({})  max ULP {:>10}  {:>9.4}% exact",
                 t.judged,
                 t.failed,
+                t.severities(),
                 t.max_ulp,
                 t.percent_correctly_rounded()
             );
@@ -79,12 +90,18 @@ pub fn text(r: &Report) -> String {
         let ulp = f.ulp.map_or("-".to_string(), |u| u.to_string());
         let _ = writeln!(
             out,
-            "    {case}[{}] row {} col {} (d {}, ε {:e}): μ {:.6e} σ {:.6e} κ {:.3e}; x {:e} ({}) expected {:e} ({}) got {:e} ({}); exact {:.9e}; {ulp} ULP, rel err {:.3e}, bound {:.3e}",
+            "    {} {case}[{}] row {} col {} (d {}, ε {:e}): μ {:.6e} σ {:.6e} κ {:.3e}; x {:e} ({}) expected {:e} ({}) got {:e} ({}); exact {:.9e}; {ulp} ULP, rel err {:.3e}, bound {:.3e}",
+            f.severity.name(),
             f.family, f.row, f.col, f.d, f.eps, f.mean, f.sigma, f.kappa, f.x, f.x_bits, f.expected, f.expected_bits, f.actual, f.actual_bits, f.exact, f.rel_err, f.bound
         );
     }
     if let Some(cmd) = &r.reproducer {
-        let _ = writeln!(out, "  reproduce: {cmd}");
+        // The first failure's class, after the command (a shell comment): what it will show.
+        let class = r
+            .failures
+            .first()
+            .map_or(String::new(), |f| format!("  # {}", f.severity.name()));
+        let _ = writeln!(out, "  reproduce: {cmd}{class}");
     }
     out
 }
@@ -93,7 +110,8 @@ pub fn text(r: &Report) -> String {
 pub fn json(r: &Report) -> String {
     let mut v = serde_json::to_value(r).expect("reports serialize");
     if let serde_json::Value::Object(m) = &mut v {
-        m.insert("passed".into(), serde_json::Value::Bool(r.passed()));
+        m.insert("passed".into(), serde_json::Value::Bool(r.meets_standard()));
+        m.insert("within_bound_everywhere".into(), r.passed().into());
         m.insert(
             "percent_correctly_rounded".into(),
             r.tally.percent_correctly_rounded().into(),

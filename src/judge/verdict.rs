@@ -30,6 +30,38 @@ impl Tier {
     }
 }
 
+/// How badly a failing element missed (`judge::severity`): the classes a report counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    /// Beyond B_i but within `OFF_MODEL_ULPS` ULPs more: what a kernel outside the model by
+    /// one rounding makes (double rounding, one intermediate in a 16-bit format).
+    OffModel,
+    /// Further off, yet finite, of the right sign and within the element's output scale.
+    Inaccurate,
+    /// NaN or ±∞ where a finite value is exact, a finite value where NaN is required, the
+    /// wrong sign (both values beyond the tolerance of 0), or an error beyond the element's
+    /// output scale |γ_i| + |β_i|.
+    Wrong,
+}
+
+impl Severity {
+    pub const ALL: [Severity; 3] = [Severity::OffModel, Severity::Inaccurate, Severity::Wrong];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::OffModel => "off-model",
+            Severity::Inaccurate => "inaccurate",
+            Severity::Wrong => "wrong",
+        }
+    }
+}
+
+/// ULPs beyond B_i that are still *off-model* rather than *inaccurate*: double rounding costs
+/// half an ULP, one intermediate rounded to the output's 16-bit format about one, a few such
+/// steps a few; an error past B_i + 4 ULPs is no longer one misplaced rounding.
+pub const OFF_MODEL_ULPS: f64 = 4.0;
+
 /// Counts of tiers and the worst errors seen.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Tally {
@@ -39,6 +71,13 @@ pub struct Tally {
     pub faithful: u64,
     pub within_bound: u64,
     pub failed: u64,
+    /// The failed elements by severity (they sum to `failed`).
+    pub off_model: u64,
+    pub inaccurate: u64,
+    pub wrong: u64,
+    /// Failed elements without a ULP distance (NaN or a non-finite mismatch): what no ULP
+    /// allowance admits.
+    pub unmeasured_failures: u64,
     /// Elements of undefined rows (σ²+ε = 0): not judged.
     pub undefined: u64,
     /// Largest ULP distance to the correctly rounded value among finite-vs-finite elements.
@@ -65,12 +104,45 @@ impl Tally {
         }
     }
 
+    /// Counts a failed element's severity (after `add(Tier::Fail)`).
+    pub fn add_severity(&mut self, severity: Severity) {
+        match severity {
+            Severity::OffModel => self.off_model += 1,
+            Severity::Inaccurate => self.inaccurate += 1,
+            Severity::Wrong => self.wrong += 1,
+        }
+    }
+
+    /// The worst severity counted, if any element failed.
+    pub fn worst_severity(&self) -> Option<Severity> {
+        [
+            (Severity::Wrong, self.wrong),
+            (Severity::Inaccurate, self.inaccurate),
+            (Severity::OffModel, self.off_model),
+        ]
+        .into_iter()
+        .find(|&(_, n)| n > 0)
+        .map(|(s, _)| s)
+    }
+
+    /// "a off-model, b inaccurate, c wrong".
+    pub fn severities(&self) -> String {
+        format!(
+            "{} off-model, {} inaccurate, {} wrong",
+            self.off_model, self.inaccurate, self.wrong
+        )
+    }
+
     pub fn merge(&mut self, other: &Tally) {
         self.judged += other.judged;
         self.exact += other.exact;
         self.faithful += other.faithful;
         self.within_bound += other.within_bound;
         self.failed += other.failed;
+        self.off_model += other.off_model;
+        self.inaccurate += other.inaccurate;
+        self.wrong += other.wrong;
+        self.unmeasured_failures += other.unmeasured_failures;
         self.undefined += other.undefined;
         self.max_ulp = self.max_ulp.max(other.max_ulp);
         self.max_rel_err = max_nan_aware(self.max_rel_err, other.max_rel_err);
