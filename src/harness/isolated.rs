@@ -3,7 +3,8 @@
 
 use super::fpenv::FpControl;
 use super::protocol::{
-    CallRequest, CallResponse, CrashReport, Region, Request, Response, Spots, MAX_PAYLOAD,
+    abi_bytes, bits_of, value_width, CallRequest, CallResponse, CrashReport, Region, Request,
+    Response, Spots, MAX_PAYLOAD,
 };
 use super::worker::{CHANNEL_FAILED, REQUEST_FD, RESPONSE_FD};
 use super::{signal_name, Call, Finding, FindingKind};
@@ -615,18 +616,16 @@ impl Isolated {
         }
     }
 
+    fn width(&self) -> usize {
+        value_width(self.dtype)
+    }
+
     fn request(&self, p: &Problem, case: u64) -> CallRequest {
-        let width = if self.dtype == Dtype::F32 { 4 } else { 2 };
+        let width = self.width();
         let bytes = |bits: &[u64]| -> Vec<u8> {
-            let mut out = Vec::with_capacity(bits.len() * width);
-            for &b in bits {
-                if width == 4 {
-                    out.extend_from_slice(&(b as u32).to_ne_bytes());
-                } else {
-                    out.extend_from_slice(&(b as u16).to_ne_bytes());
-                }
-            }
-            out
+            bits.iter()
+                .flat_map(|&b| abi_bytes(b, width).into_iter().take(width))
+                .collect()
         };
         CallRequest {
             case,
@@ -641,15 +640,7 @@ impl Isolated {
     }
 
     fn outputs(&self, y: &[u8]) -> Vec<u64> {
-        if self.dtype == Dtype::F32 {
-            y.chunks_exact(4)
-                .map(|c| u64::from(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
-                .collect()
-        } else {
-            y.chunks_exact(2)
-                .map(|c| u64::from(u16::from_ne_bytes([c[0], c[1]])))
-                .collect()
-        }
+        y.chunks_exact(self.width()).map(bits_of).collect()
     }
 
     /// The findings a returned call carries.
@@ -681,7 +672,7 @@ impl Isolated {
                     "wrote past the end of y: {} element(s), the first element {} (y has {})",
                     r.past_end.count,
                     r.past_end.first,
-                    r.y.len() / if self.dtype == Dtype::F32 { 4 } else { 2 }
+                    r.y.len() / self.width()
                 ),
             ));
         }
@@ -693,6 +684,25 @@ impl Isolated {
             ));
         }
         out
+    }
+
+    /// A fresh worker in `state`, or the failed call its start is.
+    fn restart(&self, state: &mut State) -> std::result::Result<(), Call> {
+        state.worker = None;
+        match self.start_worker(state) {
+            Ok(w) => {
+                state.worker = Some(w);
+                Ok(())
+            }
+            Err(StartFailure::Kernel(finding, fatal)) => Err(self.fatal(state, finding, fatal)),
+            Err(StartFailure::Load(message)) => {
+                let finding = Finding::new(
+                    FindingKind::Harness,
+                    format!("the worker could not load the library again: {message}"),
+                );
+                Err(self.fatal(state, finding, Fatal::Harness))
+            }
+        }
     }
 
     /// Ends a failed call: the worker is gone, the streak grows, and past the limit the kernel
@@ -726,18 +736,8 @@ impl Isolated {
         }
         let mut early = Vec::new();
         if state.worker.is_none() {
-            match self.start_worker(&mut state) {
-                Ok(w) => state.worker = Some(w),
-                Err(StartFailure::Kernel(finding, fatal)) => {
-                    return self.fatal(&mut state, finding, fatal)
-                }
-                Err(StartFailure::Load(message)) => {
-                    let finding = Finding::new(
-                        FindingKind::Harness,
-                        format!("the worker could not load the library again: {message}"),
-                    );
-                    return self.fatal(&mut state, finding, Fatal::Harness);
-                }
+            if let Err(failed) = self.restart(&mut state) {
+                return failed;
             }
         }
         if let (Some(changes), false) = (&state.load_change, state.load_change_reported) {
@@ -746,7 +746,7 @@ impl Isolated {
         }
         let n = (p.rows * p.d) as u64;
         let elements = [0, n, p.d as u64, p.d as u64, n];
-        let width = if self.dtype == Dtype::F32 { 4 } else { 2 };
+        let width = self.width() as u64;
         let max_payload = (n * width + 256).min(MAX_PAYLOAD);
         let d = p.d as u64;
         let sent_ahead = match state.in_flight.take() {
@@ -754,16 +754,8 @@ impl Isolated {
             // Another problem was sent ahead: its answer would come first. A fresh worker
             // (callers that keep `prepare`'s contract never get here).
             Some(_) => {
-                state.worker = None;
-                match self.start_worker(&mut state) {
-                    Ok(w) => state.worker = Some(w),
-                    Err(StartFailure::Kernel(finding, fatal)) => {
-                        return self.fatal(&mut state, finding, fatal)
-                    }
-                    Err(StartFailure::Load(message)) => {
-                        let finding = Finding::new(FindingKind::Harness, message);
-                        return self.fatal(&mut state, finding, Fatal::Harness);
-                    }
+                if let Err(failed) = self.restart(&mut state) {
+                    return failed;
                 }
                 None
             }

@@ -6,7 +6,36 @@
 //! allocates more than the frame declares (bounded by [`MAX_PAYLOAD`]): a worker whose kernel
 //! scribbled over the harness's descriptors is a finding, not a crash of the oracle.
 
+use crate::dtype::Dtype;
 use std::io::{self, Read, Write};
+
+/// Bytes per value the ABI passes for a dtype: 4 for f32, 2 for f16/bf16 bit patterns.
+pub fn value_width(dtype: Dtype) -> usize {
+    if dtype == Dtype::F32 {
+        4
+    } else {
+        2
+    }
+}
+
+/// A value's bits as the ABI passes them: its `width` bytes, in native order, first.
+pub fn abi_bytes(bits: u64, width: usize) -> [u8; 4] {
+    if width == 2 {
+        let [a, b] = (bits as u16).to_ne_bytes();
+        [a, b, 0, 0]
+    } else {
+        (bits as u32).to_ne_bytes()
+    }
+}
+
+/// The bits of one ABI value (`width` bytes, native order).
+pub fn bits_of(bytes: &[u8]) -> u64 {
+    match *bytes {
+        [a, b] => u64::from(u16::from_ne_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
+        _ => 0,
+    }
+}
 
 /// The largest payload either side accepts (4 GiB: far past any battery case).
 pub const MAX_PAYLOAD: u64 = 1 << 32;

@@ -18,8 +18,8 @@
 use super::fpenv::FpControl;
 use super::guard::{Bounds, Guarded};
 use super::protocol::{
-    read_frame, write_frame, CallRequest, CallResponse, CrashReport, Region, Request, Response,
-    Spots,
+    abi_bytes, read_frame, value_width, write_frame, CallRequest, CallResponse, CrashReport,
+    Region, Request, Response, Spots,
 };
 use crate::adapters::dylib::{self, EntryPoint};
 use crate::dtype::Dtype;
@@ -87,23 +87,14 @@ fn poisons(dtype: Dtype) -> [u32; 2] {
 }
 
 fn fill(bytes: &mut [u8], value: u32, width: usize) {
-    let pattern = value.to_ne_bytes();
-    let pattern = if width == 2 {
-        (value as u16).to_ne_bytes().to_vec()
-    } else {
-        pattern.to_vec()
-    };
+    let pattern = abi_bytes(u64::from(value), width);
     for chunk in bytes.chunks_exact_mut(width) {
-        chunk.copy_from_slice(&pattern);
+        chunk.copy_from_slice(&pattern[..width]);
     }
 }
 
 fn element_equals(chunk: &[u8], value: u32, width: usize) -> bool {
-    if width == 2 {
-        chunk == (value as u16).to_ne_bytes()
-    } else {
-        chunk == value.to_ne_bytes()
-    }
+    *chunk == abi_bytes(u64::from(value), width)[..width]
 }
 
 // The signal handler's view: each region's bounds (low, start, end, high), the value width,
@@ -439,7 +430,7 @@ pub fn serve(spec: &WorkerSpec) -> i32 {
             return CHANNEL_FAILED;
         }
     }
-    let width = if spec.dtype == Dtype::F32 { 4 } else { 2 };
+    let width = value_width(spec.dtype);
     WIDTH.store(width, Relaxed);
     LOADING.store(1, Relaxed);
     let before_load = FpControl::read();
