@@ -109,20 +109,25 @@ impl Run {
 /// `normoracle fuzz --lib` over a few families of the battery (f32, seed 3), with `extra`.
 fn fuzz(lib: &Path, op: &str, families: &str, extra: &[&str]) -> Run {
     let start = Instant::now();
-    let out = Command::new(BIN)
-        .args(["fuzz", "--lib"])
-        .arg(lib)
-        .args(["--op", op, "--dtype", "f32", "--cases", "0", "--seed", "3"])
-        .args(["--family", families, "--json"])
-        .args(extra)
-        .output()
-        .expect("normoracle runs");
+    let shape = ["--op", op, "--dtype", "f32", "--cases", "0", "--seed", "3"];
+    let judged = ["--family", families, "--json"];
+    let out = fuzz_text(lib, &[&shape[..], &judged, extra].concat());
     Run {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         elapsed: start.elapsed(),
     }
+}
+
+/// `normoracle fuzz --lib LIB ARGS…` as a person runs it (text report).
+fn fuzz_text(lib: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["fuzz", "--lib"])
+        .arg(lib)
+        .args(args)
+        .output()
+        .expect("normoracle runs")
 }
 
 /// The variant fails with exit 1 and a finding of `kind` whose detail contains `detail`.
@@ -370,12 +375,7 @@ fn hangs_time_out_and_stop_the_kernel() {
 fn an_always_hanging_kernel_ends_the_default_run_in_under_two_minutes() {
     let lib = build(HANG, "");
     let start = Instant::now();
-    let out = Command::new(BIN)
-        .args(["fuzz", "--lib"])
-        .arg(&lib)
-        .args(["--op", "layer_norm", "--dtype", "f32"])
-        .output()
-        .unwrap();
+    let out = fuzz_text(&lib, &["--op", "layer_norm", "--dtype", "f32"]);
     let elapsed = start.elapsed();
     assert_eq!(out.status.code(), Some(1));
     assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
@@ -445,14 +445,12 @@ fn correct_kernels_that_print_ignore_signals_close_stdio_or_sleep_still_pass() {
     }
     // Text reports stay clean too.
     let lib = build(PRINTS, "");
-    let out = Command::new(BIN)
-        .args(["fuzz", "--lib"])
-        .arg(&lib)
-        .args([
+    let out = fuzz_text(
+        &lib,
+        &[
             "--op", "rms_norm", "--dtype", "f32", "--cases", "0", "--family", "constant",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("PASS"));
     // 0.2 s per call: slow, correct, and within the timeout.
@@ -464,10 +462,9 @@ fn correct_kernels_that_print_ignore_signals_close_stdio_or_sleep_still_pass() {
 fn the_kernel_output_is_shown_with_a_failure() {
     let run = fuzz(&build(ABORT, ""), "layer_norm", "gaussian", &[]);
     assert_eq!(run.code, Some(1));
-    let out = Command::new(BIN)
-        .args(["fuzz", "--lib"])
-        .arg(build(HEAP_OVERFLOW, "-O0"))
-        .args([
+    let out = fuzz_text(
+        &build(HEAP_OVERFLOW, "-O0"),
+        &[
             "--op",
             "layer_norm",
             "--dtype",
@@ -476,9 +473,8 @@ fn the_kernel_output_is_shown_with_a_failure() {
             "0",
             "--family",
             "gaussian",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("FAIL"), "{text}");
     assert!(
