@@ -11,6 +11,7 @@
 pub mod adapters;
 pub mod artifacts;
 pub mod cases;
+pub mod domain;
 pub mod dtype;
 pub mod error;
 pub mod exact;

@@ -10,7 +10,26 @@ use std::process::ExitCode;
 mod cli;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e)
+            if !e.use_stderr()
+                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            // --help and --version (clap's own text, on stdout), or the help shown for a
+            // bare `normoracle` (on stderr, a usage error).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "normoracle: {}",
+                one_line(&e.to_string())
+            );
+            return ExitCode::from(2);
+        }
+    };
     match cli::run(args) {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
@@ -19,4 +38,17 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A clap error on one line: its message and details, without the usage and tips after them.
+fn one_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .replace(": usage error: ", ": ")
 }

@@ -3,7 +3,8 @@
 //! exact f32 bits, convention, seed); a driver script writes each case's outputs to the
 //! file the manifest names, and `normoracle check DIR` judges them all.
 
-use crate::cases::{self, BatteryConfig};
+use crate::cases::{self, BatteryConfig, Family};
+use crate::domain::{Domain, Interval};
 use crate::error::{Error, Result};
 use crate::judge::{self, ProblemLabel, Report};
 use crate::npy;
@@ -42,25 +43,65 @@ pub struct Manifest {
     pub seed: u64,
     /// How dtypes are stored: f16 as '<f2', bf16 as '<u2' bit patterns, f32 '<f4', f64 '<f8'.
     pub storage: String,
+    /// The kernel's declared domain (`cases --domain`), which `check DIR` decides its verdict
+    /// on unless told otherwise; absent: every row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
     pub cases: Vec<ManifestCase>,
+}
+
+/// Which battery `write_cases` writes: the ops and dtypes, the families and ε range kept
+/// (the same filters as `fuzz`), and the domain recorded for `check`.
+#[derive(Debug, Clone)]
+pub struct CasesSpec {
+    pub ops: Vec<Op>,
+    pub dtypes: Vec<Dtype>,
+    pub convention: EpsConvention,
+    pub seed: u64,
+    pub random_cases: usize,
+    /// Keep only these families (all when empty).
+    pub families: Vec<Family>,
+    /// Keep only the cases whose ε lies here.
+    pub eps: Interval,
+    pub domain: Domain,
+}
+
+impl CasesSpec {
+    /// Every family and ε of the batteries of these ops and dtypes.
+    pub fn new(
+        ops: &[Op],
+        dtypes: &[Dtype],
+        convention: EpsConvention,
+        seed: u64,
+        random_cases: usize,
+    ) -> Self {
+        CasesSpec {
+            ops: ops.to_vec(),
+            dtypes: dtypes.to_vec(),
+            convention,
+            seed,
+            random_cases,
+            families: Vec::new(),
+            eps: Interval::ALL,
+            domain: Domain::default(),
+        }
+    }
 }
 
 /// Writes the batteries of every (op, dtype) given into `dir`; returns the case count.
 /// Each case is written as it is generated: a large `random_cases` costs disk, not memory.
-pub fn write_cases(
-    dir: &Path,
-    ops: &[Op],
-    dtypes: &[Dtype],
-    convention: EpsConvention,
-    seed: u64,
-    random_cases: usize,
-) -> Result<usize> {
-    let mut writer = DirWriter::create(dir, seed)?;
-    for &op in ops {
-        for &dtype in dtypes {
-            let mut config = BatteryConfig::new(op, dtype, seed);
-            config.convention = convention;
-            config.random_cases = random_cases;
+pub fn write_cases(dir: &Path, spec: &CasesSpec) -> Result<usize> {
+    let mut writer = DirWriter::create(dir, spec.seed)?;
+    if !spec.domain.is_everything() {
+        writer.manifest.domain = Some(spec.domain.to_string());
+    }
+    for &op in &spec.ops {
+        for &dtype in &spec.dtypes {
+            let mut config = BatteryConfig::new(op, dtype, spec.seed);
+            config.convention = spec.convention;
+            config.random_cases = spec.random_cases;
+            config.families = spec.families.clone();
+            config.eps = spec.eps;
             for id in 0..cases::battery::battery_len(&config) {
                 if let Some(c) = cases::case(&config, id) {
                     writer.add(DiskCase {
@@ -162,6 +203,7 @@ impl<'d> DirWriter<'d> {
                 normoracle: env!("CARGO_PKG_VERSION").into(),
                 seed,
                 storage: "f16 '<f2', bf16 '<u2' (bit patterns), f32 '<f4', f64 '<f8'".into(),
+                domain: None,
                 cases: Vec::new(),
             },
         })
@@ -236,11 +278,22 @@ pub struct ReadCase {
 
 /// Every case of a directory with the outputs written so far, and the manifest's seed.
 pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
-    let manifest = read_manifest(dir)?;
-    let mut out = Vec::with_capacity(manifest.cases.len());
-    for c in manifest.cases {
+    let (manifest, cases) = read_selected(dir, &DirSelection::default())?;
+    Ok((manifest.seed, cases))
+}
+
+/// The cases of a directory that `selection` keeps, with the manifest (its cases list
+/// emptied: they are what was read).
+fn read_selected(dir: &Path, selection: &DirSelection) -> Result<(Manifest, Vec<ReadCase>)> {
+    let mut manifest = read_manifest(dir)?;
+    let listed = std::mem::take(&mut manifest.cases);
+    let mut out = Vec::with_capacity(listed.len());
+    for c in listed {
         let op: Op = c.op.parse()?;
         let dtype: Dtype = c.dtype.parse()?;
+        if !selection.keeps(op, dtype, c.id) {
+            continue;
+        }
         let read_bits = |name: &str, what: &str| -> Result<(Vec<usize>, Vec<u64>)> {
             let a = npy::read(&dir.join(name))?;
             Ok((a.shape.clone(), npy::bits_of(&a, dtype, what)?))
@@ -293,7 +346,7 @@ pub fn read_cases(dir: &Path) -> Result<(u64, Vec<ReadCase>)> {
             y_file: c.y,
         });
     }
-    Ok((manifest.seed, out))
+    Ok((manifest, out))
 }
 
 /// Removes every output file of a directory, so that the next driver starts clean (a driver
@@ -337,10 +390,62 @@ impl DirVerdicts {
     }
 }
 
+/// Which cases of a directory `check` judges, and on which domain.
+#[derive(Debug, Clone, Default)]
+pub struct DirSelection {
+    pub op: Option<Op>,
+    pub dtype: Option<Dtype>,
+    pub case: Option<usize>,
+    /// The domain of the verdict; None: the manifest's, else every row.
+    pub domain: Option<Domain>,
+}
+
+impl DirSelection {
+    fn keeps(&self, op: Op, dtype: Dtype, id: usize) -> bool {
+        self.op.is_none_or(|o| o == op)
+            && self.dtype.is_none_or(|t| t == dtype)
+            && self.case.is_none_or(|c| c == id)
+    }
+
+    /// " (op …, dtype …)" for messages: the filters given.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(op) = self.op {
+            parts.push(format!("op {op}"));
+        }
+        if let Some(dtype) = self.dtype {
+            parts.push(format!("dtype {dtype}"));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
+    }
+}
+
 /// Judges every case of a directory whose outputs exist: one report per (op, dtype), and the
 /// cases whose outputs are missing.
 pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<DirVerdicts> {
-    let (seed, cases) = read_cases(dir)?;
+    judge_dir_selected(dir, kernel_name, &DirSelection::default())
+}
+
+/// Judges the selected cases of a directory, each case's tally kept (`Report::per_case`),
+/// the verdict decided on the selection's domain or the manifest's.
+pub fn judge_dir_selected(
+    dir: &Path,
+    kernel_name: &str,
+    selection: &DirSelection,
+) -> Result<DirVerdicts> {
+    let (manifest, cases) = read_selected(dir, selection)?;
+    let seed = manifest.seed;
+    let domain = match (selection.domain, &manifest.domain) {
+        (Some(domain), _) => domain,
+        (None, Some(text)) => text.parse().map_err(|e: Error| {
+            Error::input(format!("{}: the manifest's domain: {e}", dir.display()))
+        })?,
+        (None, None) => Domain::default(),
+    };
     let mut verdicts = DirVerdicts {
         reports: Vec::new(),
         missing: Vec::new(),
@@ -361,7 +466,11 @@ pub fn judge_dir(dir: &Path, kernel_name: &str) -> Result<DirVerdicts> {
             Some(i) => i,
             None => {
                 let convention = c.problem.convention;
-                reports.push(Report::new(kernel_name, op, dtype, convention, Some(seed)));
+                reports.push(
+                    Report::new(kernel_name, op, dtype, convention, Some(seed))
+                        .within(domain)
+                        .keep_cases(),
+                );
                 reports.len() - 1
             }
         };
@@ -382,15 +491,8 @@ mod tests {
     #[test]
     fn cases_round_trip_through_a_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let n = write_cases(
-            dir.path(),
-            &[Op::RmsNorm],
-            &[Dtype::BF16],
-            EpsConvention::Inside,
-            3,
-            2,
-        )
-        .unwrap();
+        let spec = CasesSpec::new(&[Op::RmsNorm], &[Dtype::BF16], EpsConvention::Inside, 3, 2);
+        let n = write_cases(dir.path(), &spec).unwrap();
         assert_eq!(n, 9 * 22 + 2);
         let manifest = read_manifest(dir.path()).unwrap();
         // A driver: the builtin f64 kernel writes every case's outputs, except one.

@@ -10,9 +10,10 @@ use crate::adapters::{self, dylib::DylibKernel, Kernel};
 use crate::artifacts::format::Table;
 use crate::artifacts::progress;
 use crate::cases::{probes, BatteryConfig};
+use crate::domain::Domain;
 use crate::error::Result;
-use crate::judge::{self, Report};
-use crate::manifest::{self, DiskCase};
+use crate::judge::{self, Report, Standard};
+use crate::manifest::{self, CasesSpec, DirSelection, DiskCase};
 use crate::problem::{EpsConvention, Op, Problem};
 use crate::Dtype;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,11 @@ pub struct ZooConfig {
     /// Python drivers to try (script paths), each run when its imports succeed.
     pub python_drivers: Vec<(String, PathBuf, Vec<String>)>,
     pub progress: bool,
+    /// The standard of the verdicts (`--require`; the bound by default).
+    pub standard: Standard,
+    /// The domain of the second reading (`verdict_in_domain`): each kernel is read on the
+    /// whole battery and on it.
+    pub domain: Domain,
 }
 
 /// Where a kernel stands for one (op, dtype).
@@ -48,13 +54,26 @@ pub enum ZooVerdict {
     Unsupported,
 }
 
+impl ZooVerdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZooVerdict::Pass => "pass",
+            ZooVerdict::Fail => "FAIL",
+            ZooVerdict::Unsupported => "unsupported",
+        }
+    }
+}
+
 /// One line of the table.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ZooRow {
     pub kernel: String,
     pub op: Op,
     pub dtype: Dtype,
+    /// On the whole battery.
     pub verdict: ZooVerdict,
+    /// On the rows of the declared domain (`ZooConfig::domain`) only.
+    pub verdict_in_domain: ZooVerdict,
     pub max_ulp: u64,
     pub percent_correctly_rounded: f64,
     pub percent_faithful: f64,
@@ -172,22 +191,29 @@ fn symptom(report: &Report) -> String {
     }
 }
 
+/// A row from a report whose verdict is decided on the zoo's domain (the rows outside it in
+/// `outside`): the numbers are the whole battery's.
 fn row_from_report(
     kernel: &str,
-    report: &Report,
+    in_domain: &Report,
     (ratio, findings): (Option<f64>, Vec<String>),
     reproducer: String,
 ) -> ZooRow {
+    let verdict = |passed: bool| {
+        if passed {
+            ZooVerdict::Pass
+        } else {
+            ZooVerdict::Fail
+        }
+    };
+    let report = &in_domain.whole();
     let t = &report.tally;
     ZooRow {
         kernel: kernel.to_string(),
         op: report.op,
         dtype: report.dtype,
-        verdict: if report.passed() {
-            ZooVerdict::Pass
-        } else {
-            ZooVerdict::Fail
-        },
+        verdict: verdict(report.meets_standard()),
+        verdict_in_domain: verdict(in_domain.meets_standard()),
         max_ulp: t.max_ulp,
         percent_correctly_rounded: t.percent_correctly_rounded(),
         percent_faithful: t.percent_faithful(),
@@ -209,6 +235,7 @@ fn unsupported_row(kernel: &str, op: Op, dtype: Dtype, reproducer: String) -> Zo
         op,
         dtype,
         verdict: ZooVerdict::Unsupported,
+        verdict_in_domain: ZooVerdict::Unsupported,
         max_ulp: 0,
         percent_correctly_rounded: 0.0,
         percent_faithful: 0.0,
@@ -240,7 +267,9 @@ fn kernel_rows(
             }
             let mut config = BatteryConfig::new(op, dtype, cfg.seed);
             config.random_cases = cfg.random_cases;
-            let report = judge::run_battery(kernel.as_ref(), &config, None, false)?;
+            config.domain = cfg.domain;
+            let mut report = judge::run_battery(kernel.as_ref(), &config, None, false)?;
+            report.require(cfg.standard);
             let outputs: Vec<Option<Vec<u64>>> = extras
                 .iter()
                 .map(|e| {
@@ -290,7 +319,11 @@ fn driver_rows(
             return Ok(Vec::new()); // its framework is not installed here
         }
     }
-    let verdicts = manifest::judge_dir(&dirs.battery, name)?;
+    let selection = DirSelection {
+        domain: Some(cfg.domain),
+        ..DirSelection::default()
+    };
+    let verdicts = manifest::judge_dir_selected(&dirs.battery, name, &selection)?;
     let (_, extra_cases) = manifest::read_cases(&dirs.extras)?;
     let outputs: Vec<Option<Vec<u64>>> = extra_cases.into_iter().map(|c| c.outputs).collect();
     let mut rows = Vec::new();
@@ -314,6 +347,7 @@ fn driver_rows(
             match report {
                 Some(report) => {
                     let mut report = report.clone();
+                    report.require(cfg.standard);
                     if missing > 0 {
                         // Skipping some valid cases of an op and dtype it runs is a failure.
                         report
@@ -394,11 +428,13 @@ pub fn run(cfg: &ZooConfig) -> Result<Vec<ZooRow>> {
         };
         manifest::write_cases(
             &dirs.battery,
-            &cfg.ops,
-            &cfg.dtypes,
-            EpsConvention::Inside,
-            cfg.seed,
-            cfg.random_cases,
+            &CasesSpec::new(
+                &cfg.ops,
+                &cfg.dtypes,
+                EpsConvention::Inside,
+                cfg.seed,
+                cfg.random_cases,
+            ),
         )?;
         manifest::write_problems(
             &dirs.extras,
@@ -438,6 +474,7 @@ pub fn table(rows: &[ZooRow], cfg: &ZooConfig) -> Table {
         "op",
         "dtype",
         "verdict",
+        "verdict_in_domain",
         "max_ulp",
         "pct_correctly_rounded",
         "pct_faithful",
@@ -450,6 +487,10 @@ pub fn table(rows: &[ZooRow], cfg: &ZooConfig) -> Table {
     t.comment(format!("normoracle {} accuracy table, seed {}, battery of 198 systematic + {} random cases per (op, dtype)", env!("CARGO_PKG_VERSION"), cfg.seed, cfg.random_cases));
     t.comment("max_mean_ratio_passing: largest |mu|/sigma = 10^k (k = 0..8; N(mu,1) rows, d = 256) the kernel passes, every smaller ratio too; <1: it fails at 1");
     t.comment("finding: the classic bugs it shows on their minimal reproducers, and what it gave");
+    t.comment(format!(
+        "verdict: on the whole battery; verdict_in_domain: on its rows in the domain {} only; against the standard '{}'",
+        cfg.domain, cfg.standard
+    ));
     for r in rows {
         let supported = r.verdict != ZooVerdict::Unsupported;
         let number = |v: String| if supported { v } else { "-".into() };
@@ -457,11 +498,8 @@ pub fn table(rows: &[ZooRow], cfg: &ZooConfig) -> Table {
             r.kernel.clone(),
             r.op.name().to_string(),
             r.dtype.name().to_string(),
-            match r.verdict {
-                ZooVerdict::Pass => "pass".into(),
-                ZooVerdict::Fail => "FAIL".into(),
-                ZooVerdict::Unsupported => "unsupported".into(),
-            },
+            r.verdict.name().into(),
+            r.verdict_in_domain.name().into(),
             number(r.max_ulp.to_string()),
             number(format!("{:.4}", r.percent_correctly_rounded)),
             number(format!("{:.4}", r.percent_faithful)),

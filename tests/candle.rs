@@ -148,6 +148,8 @@ fn the_accuracy_table_carries_the_finding() {
         c_example: None,
         python_drivers: Vec::new(),
         progress: false,
+        standard: normoracle::judge::Standard::Bound,
+        domain: normoracle::domain::Domain::typical(),
     };
     let rows = zoo::run(&cfg).unwrap();
     assert_eq!(rows.len(), 12);

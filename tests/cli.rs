@@ -597,3 +597,250 @@ fn a_constant_row_with_wrong_outputs_fails_from_the_cli() {
         "{out}"
     );
 }
+
+/// A cases directory judged case by case: `cases` keeps only the families and ε asked for;
+/// `check DIR --json` gives each case's verdict and the failing case's reproducer
+/// `check DIR --op … --dtype … --case ID`, which judges that case alone; a family whose
+/// failure is a NaN shows max ULP "NaN/∞" (never 0) and its error in units of B and of the
+/// output scale.
+#[test]
+fn a_cases_directory_is_judged_case_by_case() {
+    use normoracle::manifest;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cases");
+    let dir_arg = dir.display().to_string();
+    let (code, _, err) = run(&[
+        "cases",
+        "--out",
+        &dir_arg,
+        "--op",
+        "rms_norm",
+        "--dtype",
+        "f32",
+        "--family",
+        "gaussian,constant",
+        "--eps-range",
+        "1e-6..",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let listed = manifest::read_manifest(&dir).unwrap().cases;
+    assert!(!listed.is_empty());
+    for c in &listed {
+        assert!(
+            ["gaussian", "constant"].contains(&c.family.as_str()),
+            "{c:?}"
+        );
+        assert!(c.eps >= 1e-6f32, "{c:?}");
+    }
+    // A driver writing the correctly rounded outputs, but a NaN in one case.
+    let (_, cases) = manifest::read_cases(&dir).unwrap();
+    let victim = cases.iter().find(|c| c.family == "gaussian").unwrap().id;
+    for c in &cases {
+        let mut y = normoracle::exact::reference(&c.problem).unwrap().y;
+        if c.id == victim {
+            y[0] = f32::NAN.to_bits() as u64;
+        }
+        let shape = vec![c.problem.rows, c.problem.d];
+        let array = npy::from_bits(shape, c.problem.dtype, &y).unwrap();
+        npy::write(&dir.join(&c.y_file), &array).unwrap();
+    }
+    let (code, out, _) = run(&["check", &dir_arg, "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let report = &v["reports"][0];
+    let per_case = report["per_case"].as_array().unwrap();
+    assert_eq!(per_case.len(), cases.len());
+    for c in per_case {
+        assert_eq!(c["passed"], c["case"] != victim, "{c}");
+    }
+    let reproducer = report["reproducer"].as_str().unwrap();
+    let expected = format!("check {dir_arg} --op rms_norm --dtype f32 --case {victim}");
+    assert!(reproducer.ends_with(&expected), "{reproducer}");
+    assert!(
+        report["failures"][0]["bound_units"].is_null(),
+        "∞ in JSON: {report}"
+    );
+    let (code, text, _) = run(&["check", &dir_arg]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains(&format!("failing cases: 1 of {}: {victim}", cases.len())),
+        "{text}"
+    );
+    assert!(
+        text.contains("NaN/∞") && !text.contains("max ULP 0,"),
+        "{text}"
+    );
+    // The reproducer judges that case alone; another case passes alone.
+    let one = |id: usize| {
+        let id = id.to_string();
+        run(&[
+            "check", &dir_arg, "--op", "rms_norm", "--dtype", "f32", "--case", &id,
+        ])
+    };
+    let (code, text, _) = one(victim);
+    assert_eq!(code, 1);
+    assert!(text.contains(", 1 cases"), "{text}");
+    let other = cases.iter().find(|c| c.id != victim).unwrap().id;
+    assert_eq!(one(other).0, 0);
+    assert_usage_error(&["check", &dir_arg, "--case", "99999"], "no case 99999");
+    // A filter that keeps nothing is a usage error, as is a malformed range.
+    let empty = tmp.path().join("empty").display().to_string();
+    assert_usage_error(
+        &[
+            "cases",
+            "--out",
+            &empty,
+            "--eps-range",
+            "1e3..",
+            "--op",
+            "rms_norm",
+        ],
+        "keep no case",
+    );
+    assert_usage_error(
+        &["cases", "--out", &empty, "--eps-range", "1..0"],
+        "LO ≤ HI",
+    );
+}
+
+/// `--domain` on `check` and in a manifest: a row of |x| = 1e30 with wrong outputs fails the
+/// whole reading and passes `--domain absx=..1e4`, where it is reported apart; `cases
+/// --domain` records the domain, which `check DIR` then applies; a malformed domain is a
+/// usage error.
+#[test]
+fn a_declared_domain_decides_the_cli_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rows: [[f32; 4]; 2] = [[1.0, 2.0, 3.0, 4.0], [1e30, -2e30, 3e30, 4e30]];
+    let x: Vec<f32> = rows.concat();
+    let x_path = save(tmp.path(), "x.npy", vec![2, 4], NpyData::F32(x.clone()));
+    let problem = normoracle::problem::Problem {
+        op: normoracle::problem::Op::RmsNorm,
+        dtype: normoracle::Dtype::F32,
+        eps: normoracle::problem::Eps::from_f32(1e-5).unwrap(),
+        convention: normoracle::problem::EpsConvention::Inside,
+        rows: 2,
+        d: 4,
+        x: x.iter().map(|v| v.to_bits() as u64).collect(),
+        gamma: None,
+        beta: None,
+    };
+    let mut y: Vec<f32> = normoracle::exact::reference(&problem)
+        .unwrap()
+        .y
+        .iter()
+        .map(|&b| f32::from_bits(b as u32))
+        .collect();
+    y[5] = -y[5]; // the large row's second output, sign flipped
+    let y_path = save(tmp.path(), "y.npy", vec![2, 4], NpyData::F32(y.clone()));
+    let check = |extra: &[&str]| {
+        let mut args = vec![
+            "check", "--op", "rms_norm", "--dtype", "f32", "--x", &x_path, "--y", &y_path,
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    assert_eq!(check(&[]).0, 1);
+    let (code, out, _) = check(&["--domain", "absx=..1e4"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("domain: absx=..1e4") && out.contains("would FAIL"),
+        "{out}"
+    );
+    let (code, out, _) = check(&["--domain", "absx=..1e4", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["domain"], "absx=..1e4");
+    assert_eq!(v["outside_domain"]["passed"], false);
+    assert_eq!(v["outside_domain"]["tally"]["wrong"], 1);
+    // A wrong output inside the domain fails it.
+    y[1] *= 1.5;
+    save(tmp.path(), "y.npy", vec![2, 4], NpyData::F32(y));
+    let (code, out, _) = check(&["--domain", "absx=..1e4"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("--domain absx=..1e4"),
+        "the reproducer keeps it: {out}"
+    );
+    assert_usage_error(
+        &[
+            "check",
+            "--op",
+            "rms_norm",
+            "--dtype",
+            "f32",
+            "--x",
+            &x_path,
+            "--y",
+            &y_path,
+            "--domain",
+            "size=1..2",
+        ],
+        "--domain clause 'size=1..2'",
+    );
+    // Recorded by `cases`, applied by `check DIR`.
+    let dir = tmp.path().join("cases");
+    let dir_arg = dir.display().to_string();
+    let (code, _, err) = run(&[
+        "cases",
+        "--out",
+        &dir_arg,
+        "--op",
+        "rms_norm",
+        "--dtype",
+        "f32",
+        "--domain",
+        "eps=1e-5..",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let manifest = normoracle::manifest::read_manifest(&dir).unwrap();
+    assert_eq!(manifest.domain.as_deref(), Some("eps=1e-5.."));
+}
+
+/// `zoo --require`: a table that exits 0 by default; held to `exact`, reference-f64 (one
+/// rounding from f64) misses it in layer_norm f32 and the command exits 1; in f16 it misses
+/// it only outside the declared domain (both readings are columns), and the verdict, decided
+/// on the domain, passes; held to the bound, every builtin meets it.
+#[test]
+fn zoo_require_sets_the_exit_code() {
+    let zoo = |dtype: &str, extra: &[&str]| {
+        let mut args = vec![
+            "zoo",
+            "--builtins-only",
+            "--cases",
+            "0",
+            "--seed",
+            "2024",
+            "--op",
+            "layer_norm",
+            "--dtype",
+            dtype,
+            "--format",
+            "csv",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let (code, out, err) = zoo("f32", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("verdict,verdict_in_domain"), "{out}");
+    assert_eq!(zoo("f32", &["--require", "bound"]).0, 0);
+    let (code, out, _) = zoo("f32", &["--require", "exact"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("reference-f64,layer_norm,f32,FAIL,FAIL"),
+        "{out}"
+    );
+    assert!(out.contains("native,layer_norm,f32,pass,pass"), "{out}");
+    let (code, out, _) = zoo("f16", &["--require", "exact"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("reference-f64,layer_norm,f16,FAIL,pass"),
+        "{out}"
+    );
+    // The whole battery as the domain: the f16 miss counts.
+    let (code, out, _) = zoo("f16", &["--require", "exact", "--domain", ""]);
+    assert_eq!(code, 1, "{out}");
+}

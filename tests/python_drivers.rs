@@ -105,6 +105,8 @@ fn zoo_rows(drivers: &[(&str, &str, &[&str])], ops: &[Op], dtypes: &[Dtype]) -> 
             })
             .collect(),
         progress: false,
+        standard: normoracle::judge::Standard::Bound,
+        domain: normoracle::domain::Domain::typical(),
     };
     zoo::run(&cfg).unwrap()
 }

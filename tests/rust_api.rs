@@ -164,3 +164,80 @@ fn kernel_rms(
     }
     Ok(())
 }
+
+/// RMSNorm whose sum of squares overflows as an f32 one would (∞ → outputs 0) once Σx²
+/// passes f32::MAX, i.e. on rows of |x| ≳ 1e19: a kernel documented for |x| ≤ 1e4.
+fn rms_f32_squares(
+    x: &[f32],
+    g: Option<&[f32]>,
+    _b: Option<&[f32]>,
+    y: &mut [f32],
+    d: usize,
+    eps: f32,
+) -> Result<(), String> {
+    for (xr, yr) in x.chunks(d).zip(y.chunks_mut(d)) {
+        let squares = xr.iter().map(|&v| v as f64 * v as f64).sum::<f64>();
+        // The f32 sum's overflow, alone: elsewhere the statistics are f64's.
+        let ms = if (squares as f32).is_infinite() {
+            f64::INFINITY
+        } else {
+            squares / d as f64
+        };
+        let r = 1.0 / (ms + eps as f64).sqrt();
+        for i in 0..d {
+            yr[i] = (xr[i] as f64 * r * g.map_or(1.0, |g| g[i] as f64)) as f32;
+        }
+    }
+    Ok(())
+}
+
+/// A declared domain decides the verdict: the f32-squares kernel fails the whole battery (its
+/// overflowing rows are `wrong`), meets the bound on `absx=..1e4,finite`, where every failure
+/// it makes lies outside and is reported there; a kernel failing inside the domain still
+/// fails. `assert_kernel_passes!(…, domain = …)` takes the same domain.
+#[test]
+fn a_declared_domain_decides_the_verdict() {
+    use normoracle::domain::Domain;
+    use normoracle::judge::api::judge_fn_requiring;
+    use normoracle::judge::Standard;
+    let mut config = BatteryConfig::new(Op::RmsNorm, normoracle::Dtype::F32, 5);
+    config.random_cases = 0;
+    let whole = judge_fn_requiring(&config, Standard::Bound, rms_f32_squares);
+    assert!(!whole.meets_standard() && whole.tally.wrong > 0);
+    assert!(whole.outside.is_none());
+    let domain: Domain = "absx=..1e4,finite".parse().unwrap();
+    config.domain = domain;
+    let declared = judge_fn_requiring(&config, Standard::Bound, rms_f32_squares);
+    assert!(
+        declared.meets_standard(),
+        "{}",
+        normoracle::judge::report::text(&declared)
+    );
+    let outside = declared.outside.as_deref().expect("rows outside");
+    assert!(!outside.meets_standard() && outside.tally.failed == whole.tally.failed);
+    // Every element is judged once, on one side or the other.
+    assert_eq!(
+        declared.tally.judged + outside.tally.judged,
+        whole.tally.judged
+    );
+    assert_eq!(declared.whole().tally, whole.tally);
+    let text = normoracle::judge::report::text(&declared);
+    assert!(
+        text.starts_with("PASS") && text.contains("outside the domain"),
+        "{text}"
+    );
+    assert!(text.contains("would FAIL"), "{text}");
+    // A domain that keeps the overflowing rows keeps the verdict.
+    config.domain = "finite".parse().unwrap();
+    assert!(!judge_fn_requiring(&config, Standard::Bound, rms_f32_squares).meets_standard());
+    let report = assert_kernel_passes!(Op::RmsNorm, f32, rms_f32_squares, domain = domain);
+    assert!(report.outside.is_some());
+    let report = assert_kernel_passes!(
+        Op::RmsNorm,
+        f32,
+        kernel_rms,
+        require = normoracle::judge::Standard::Ulp(1),
+        domain = domain
+    );
+    assert_eq!(report.domain, domain);
+}

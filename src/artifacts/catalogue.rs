@@ -15,6 +15,8 @@ fn accuracy_table(p: &Params) -> crate::Result<Output> {
         c_example: None,
         python_drivers: Vec::new(),
         progress: false,
+        standard: crate::judge::Standard::Bound,
+        domain: crate::domain::Domain::typical(),
     };
     Ok(Output::Table(zoo::table(&zoo::run(&cfg)?, &cfg)))
 }

@@ -6,6 +6,7 @@
 
 use super::families::Family;
 use super::rng::Rng;
+use crate::domain::{Domain, Interval};
 use crate::dtype::Dtype;
 use crate::problem::{Eps, EpsConvention, Op, Problem};
 
@@ -25,6 +26,12 @@ pub struct BatteryConfig {
     pub random_cases: usize,
     /// Keep only these families (all when empty).
     pub families: Vec<Family>,
+    /// Keep only the cases whose ε lies here (`--eps-range`: for a kernel that rejects some
+    /// ε; the cases left out are not run at all).
+    pub eps: Interval,
+    /// The domain the verdict is decided on (`--domain`): every case runs, the rows outside
+    /// are reported apart, as information.
+    pub domain: Domain,
 }
 
 impl BatteryConfig {
@@ -36,6 +43,8 @@ impl BatteryConfig {
             seed,
             random_cases: 200,
             families: Vec::new(),
+            eps: Interval::ALL,
+            domain: Domain::default(),
         }
     }
 }
@@ -80,7 +89,8 @@ pub fn battery_len(config: &BatteryConfig) -> usize {
     SYSTEMATIC.saturating_add(config.random_cases)
 }
 
-/// Builds case `id` of the battery (None past the end or when its family is filtered out).
+/// Builds case `id` of the battery (None past the end or when its family or ε is filtered
+/// out).
 pub fn case(config: &BatteryConfig, id: usize) -> Option<Case> {
     let mut rng = Rng::new(config.seed, id as u64);
     let (family, d, eps, params) = if id < SYSTEMATIC {
@@ -106,6 +116,9 @@ pub fn case(config: &BatteryConfig, id: usize) -> Option<Case> {
         return None;
     };
     if !config.families.is_empty() && !config.families.contains(&family) {
+        return None;
+    }
+    if !config.eps.contains(eps as f64) {
         return None;
     }
     let dtype = config.dtype;

@@ -1,9 +1,10 @@
 //! `normoracle cases`: write the battery to a directory, for drivers in other frameworks.
 
-use super::common::parse_random_cases;
+use super::common::{parse_random_cases, BatteryFilters};
 use super::Outcome;
 use normoracle::cases::rng;
-use normoracle::manifest;
+use normoracle::domain::Domain;
+use normoracle::manifest::{self, CasesSpec};
 use normoracle::problem::{EpsConvention, Op};
 use normoracle::{Dtype, Result};
 use std::path::PathBuf;
@@ -33,6 +34,12 @@ pub struct Args {
     pub cases: usize,
     #[arg(long, default_value = "inside", value_parser = |s: &str| s.parse::<EpsConvention>())]
     pub eps_convention: EpsConvention,
+    #[command(flatten)]
+    pub filters: BatteryFilters,
+    /// The kernel's declared domain, recorded in the manifest: `check DIR` decides its verdict
+    /// on it (every case is still written).
+    #[arg(long, value_parser = |s: &str| s.parse::<Domain>())]
+    pub domain: Option<Domain>,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -41,14 +48,18 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => rng::seed_from_env()?,
     };
     manifest::prepare_dir(&args.out, args.force)?;
-    let n = manifest::write_cases(
-        &args.out,
-        &args.op,
-        &args.dtype,
-        args.eps_convention,
-        seed,
-        args.cases,
-    )?;
+    let spec = CasesSpec {
+        families: args.filters.families()?,
+        eps: args.filters.eps_range,
+        domain: args.domain.unwrap_or_default(),
+        ..CasesSpec::new(&args.op, &args.dtype, args.eps_convention, seed, args.cases)
+    };
+    let n = manifest::write_cases(&args.out, &spec)?;
+    if n == 0 {
+        return Err(normoracle::Error::usage(
+            "the filters keep no case (see --family and --eps-range)",
+        ));
+    }
     eprintln!(
         "normoracle cases: {n} cases (seed {seed}) written to {}; write each case's outputs to the 'y' file its manifest entry names, then run: normoracle check {}",
         args.out.display(),

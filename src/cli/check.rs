@@ -2,8 +2,9 @@
 
 use super::common::{shell_quote, EpsArgs};
 use super::Outcome;
+use normoracle::domain::Domain;
 use normoracle::judge::{self, report, Report, Standard};
-use normoracle::manifest::MissingOutput;
+use normoracle::manifest::{DirSelection, MissingOutput};
 use normoracle::npy;
 use normoracle::problem::Op;
 use normoracle::problem::Problem;
@@ -19,12 +20,15 @@ pub struct Args {
     /// Every case must have its outputs: any missing fail the check (exit 1, the missing
     /// cases named); none at all is a usage error (exit 2: run your driver first).
     pub dir: Option<PathBuf>,
-    /// layer_norm or rms_norm (with --x).
-    #[arg(long, requires = "x", value_parser = |s: &str| s.parse::<Op>())]
+    /// layer_norm or rms_norm (with --x; with DIR, judge only this op).
+    #[arg(long, value_parser = |s: &str| s.parse::<Op>())]
     pub op: Option<Op>,
-    /// f16, bf16, f32 or f64 (with --x).
-    #[arg(long, requires = "x", value_parser = |s: &str| s.parse::<Dtype>())]
+    /// f16, bf16, f32 or f64 (with --x; with DIR, judge only this dtype).
+    #[arg(long, value_parser = |s: &str| s.parse::<Dtype>())]
     pub dtype: Option<Dtype>,
+    /// With DIR: judge only the case of this id (of each op and dtype judged).
+    #[arg(long, requires = "dir")]
+    pub case: Option<usize>,
     #[command(flatten)]
     pub eps: EpsArgs,
     /// Inputs, shape (..., d); leading axes are rows.
@@ -48,11 +52,16 @@ pub struct Args {
     /// The standard to meet: exact, faithful, ulp:N or bound (the model's B_i).
     #[arg(long, default_value = "bound", value_parser = |s: &str| s.parse::<Standard>())]
     pub require: Standard,
+    /// The kernel's declared domain, e.g. eps=1e-6..,absx=..1e4,finite: the verdict is
+    /// decided on the rows inside; the rest is reported apart. With DIR, the default is the
+    /// domain its manifest records (`cases --domain`), else every row.
+    #[arg(long, value_parser = |s: &str| s.parse::<Domain>())]
+    pub domain: Option<Domain>,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
     if let Some(dir) = &args.dir {
-        return check_dir(dir, args.json, args.require);
+        return check_dir(dir, &args);
     }
     let (Some(x_path), Some(y_path), Some(op), Some(dtype)) =
         (&args.x, &args.y, args.op, args.dtype)
@@ -94,13 +103,20 @@ pub fn run(args: Args) -> Result<Outcome> {
             )))
         }
     };
-    let mut rep = judge::judge_single(
-        &problem,
-        &y,
+    let mut rep = Report::new(
         format!("outputs:{}", y_path.display()),
-        "file",
-    )?;
-    rep.standard = args.require;
+        problem.op,
+        problem.dtype,
+        problem.convention,
+        None,
+    )
+    .within(args.domain.unwrap_or_default());
+    let label = judge::ProblemLabel {
+        case: None,
+        family: "file".into(),
+    };
+    judge::judge_problem(&problem, &y, &label, &mut rep)?;
+    rep.require(args.require);
     if let Some(f) = rep.failures.first() {
         let row = args.row.unwrap_or(f.row);
         rep.reproducer = Some(reproducer(&args, op, dtype, x_path, y_path, row));
@@ -117,14 +133,36 @@ pub fn run(args: Args) -> Result<Outcome> {
 /// the driver did not write fails the check (exit 1), since a driver that skips cases would
 /// otherwise pass on the few it wrote; a directory with no outputs at all is a usage error
 /// (exit 2: the driver has not run).
-fn check_dir(dir: &std::path::Path, json: bool, require: Standard) -> Result<Outcome> {
-    let verdicts = normoracle::manifest::judge_dir(dir, &format!("outputs:{}", dir.display()))?;
+fn check_dir(dir: &std::path::Path, args: &Args) -> Result<Outcome> {
+    let json = args.json;
+    let selection = DirSelection {
+        op: args.op,
+        dtype: args.dtype,
+        case: args.case,
+        domain: args.domain,
+    };
+    let verdicts = normoracle::manifest::judge_dir_selected(
+        dir,
+        &format!("outputs:{}", dir.display()),
+        &selection,
+    )?;
     let missing = &verdicts.missing;
     let mut reports = verdicts.reports.clone();
     for r in &mut reports {
-        r.standard = require;
+        r.require(args.require);
+        if let Some(case) = r.first_failing_case() {
+            r.reproducer = Some(dir_reproducer(dir, r, case, args));
+        }
     }
     let reports = &reports;
+    if reports.is_empty() && args.case.is_some() {
+        return Err(Error::usage(format!(
+            "{}: no case {} with outputs{}",
+            dir.display(),
+            args.case.unwrap_or_default(),
+            selection.describe()
+        )));
+    }
     if reports.is_empty() {
         return Err(Error::usage(format!(
             "{}: no outputs found ({} cases, no 'y' file); run your driver first",
@@ -134,10 +172,7 @@ fn check_dir(dir: &std::path::Path, json: bool, require: Standard) -> Result<Out
     }
     let passed = missing.is_empty() && reports.iter().all(Report::meets_standard);
     if json {
-        let all: Vec<serde_json::Value> = reports
-            .iter()
-            .map(|r| serde_json::from_str(&report::json(r)).expect("json"))
-            .collect();
+        let all: Vec<serde_json::Value> = reports.iter().map(report::json_value).collect();
         let missing_cases: Vec<serde_json::Value> = missing
             .iter()
             .map(|m| {
@@ -185,7 +220,7 @@ fn missing_text(missing: &[MissingOutput], reports: &[Report]) -> String {
             first.op,
             first.dtype,
             group.len(),
-            id_ranges(&ids),
+            report::id_ranges(&ids),
             first.y
         );
         rest = tail;
@@ -193,26 +228,21 @@ fn missing_text(missing: &[MissingOutput], reports: &[Report]) -> String {
     out
 }
 
-/// Ids as ranges: `0-3, 7, 9-12` (in the order given).
-fn id_ranges(ids: &[usize]) -> String {
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for &id in ids {
-        match ranges.last_mut() {
-            Some((_, last)) if last.checked_add(1) == Some(id) => *last = id,
-            _ => ranges.push((id, id)),
-        }
+/// `normoracle check DIR --op O --dtype T --case ID`, with the standard and domain given.
+fn dir_reproducer(dir: &std::path::Path, r: &Report, case: usize, args: &Args) -> String {
+    let mut cmd = format!(
+        "normoracle check {} --op {} --dtype {} --case {case}",
+        shell_quote(&dir.display().to_string()),
+        r.op,
+        r.dtype
+    );
+    if let Some(domain) = &args.domain {
+        cmd += &format!(" --domain {}", shell_quote(&domain.to_string()));
     }
-    ranges
-        .iter()
-        .map(|&(a, b)| {
-            if a == b {
-                a.to_string()
-            } else {
-                format!("{a}-{b}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    if args.require != Standard::Bound {
+        cmd += &format!(" --require {}", args.require);
+    }
+    cmd
 }
 
 fn reproducer(args: &Args, op: Op, dtype: Dtype, x: &PathBuf, y: &PathBuf, row: usize) -> String {
@@ -232,18 +262,11 @@ fn reproducer(args: &Args, op: Op, dtype: Dtype, x: &PathBuf, y: &PathBuf, row: 
     if let Some(b) = &args.beta {
         cmd += &format!(" --beta {}", q(b));
     }
-    cmd + &format!(" --row {row}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::id_ranges;
-
-    #[test]
-    fn ids_group_into_ranges() {
-        assert_eq!(id_ranges(&[]), "");
-        assert_eq!(id_ranges(&[4]), "4");
-        assert_eq!(id_ranges(&[0, 1, 2, 3, 7, 9, 10]), "0-3, 7, 9-10");
-        assert_eq!(id_ranges(&[usize::MAX, 0]), format!("{}, 0", usize::MAX));
+    if let Some(domain) = &args.domain {
+        cmd += &format!(" --domain {}", shell_quote(&domain.to_string()));
     }
+    if args.require != Standard::Bound {
+        cmd += &format!(" --require {}", args.require);
+    }
+    cmd + &format!(" --row {row}")
 }

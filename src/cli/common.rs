@@ -1,7 +1,27 @@
 //! Arguments shared by several subcommands.
 
+use normoracle::cases::Family;
+use normoracle::domain::Interval;
 use normoracle::problem::{Eps, EpsConvention, Op};
 use normoracle::{Dtype, Error, Result};
+
+/// Which cases of the battery run: the filters `fuzz` and `cases` share.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BatteryFilters {
+    /// Only these families (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub family: Vec<String>,
+    /// Only the cases whose ε lies in LO..HI (either end optional, e.g. 1e-6..), for a kernel
+    /// that rejects some ε; the rest are not run.
+    #[arg(long, default_value = "..", allow_hyphen_values = true, value_parser = Interval::parse_eps)]
+    pub eps_range: Interval,
+}
+
+impl BatteryFilters {
+    pub fn families(&self) -> Result<Vec<Family>> {
+        self.family.iter().map(|f| Family::from_name(f)).collect()
+    }
+}
 
 /// The operation, format and ε of a normalization.
 #[derive(clap::Args, Debug, Clone)]

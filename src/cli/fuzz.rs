@@ -1,10 +1,11 @@
 //! `normoracle fuzz`: runs the battery through a kernel (a shared library or a builtin) and
 //! judges it.
 
-use super::common::shell_quote;
+use super::common::{shell_quote, BatteryFilters};
 use super::Outcome;
 use normoracle::adapters::{self, dylib::DylibKernel, Kernel};
-use normoracle::cases::{rng, BatteryConfig, Family};
+use normoracle::cases::{rng, BatteryConfig};
+use normoracle::domain::Domain;
 use normoracle::harness::{Isolated, Isolation};
 use normoracle::judge::{self, report, Standard};
 use normoracle::problem::{EpsConvention, Op};
@@ -37,9 +38,8 @@ pub struct Args {
     /// Run only this case of the battery (as printed in a failure).
     #[arg(long)]
     pub case: Option<usize>,
-    /// Run only these families (comma-separated names).
-    #[arg(long, value_delimiter = ',')]
-    pub family: Vec<String>,
+    #[command(flatten)]
+    pub filters: BatteryFilters,
     /// The ε convention the kernel implements.
     #[arg(long, default_value = "inside", value_parser = |s: &str| s.parse::<EpsConvention>())]
     pub eps_convention: EpsConvention,
@@ -60,6 +60,10 @@ pub struct Args {
     /// The standard to meet: exact, faithful, ulp:N or bound (the model's B_i).
     #[arg(long, default_value = "bound", value_parser = |s: &str| s.parse::<Standard>())]
     pub require: Standard,
+    /// The kernel's declared domain, e.g. eps=1e-6..,absx=..1e4,finite: every case runs, the
+    /// verdict is decided on the rows inside, the rest is reported apart.
+    #[arg(long, value_parser = |s: &str| s.parse::<Domain>())]
+    pub domain: Option<Domain>,
 }
 
 fn parse_timeout(s: &str) -> std::result::Result<f64, String> {
@@ -107,18 +111,15 @@ pub fn run(args: Args) -> Result<Outcome> {
         (None, Some(name)) => adapters::builtin(name)?,
         (None, None) => return Err(Error::usage("give --lib PATH or --builtin NAME")),
     };
-    let families = args
-        .family
-        .iter()
-        .map(|f| Family::from_name(f))
-        .collect::<Result<Vec<_>>>()?;
     let config = BatteryConfig {
         op: args.op,
         dtype: args.dtype,
         convention: args.eps_convention,
         seed,
         random_cases: args.cases,
-        families,
+        families: args.filters.families()?,
+        eps: args.filters.eps_range,
+        domain: args.domain.unwrap_or_default(),
     };
     if !args.json {
         eprintln!(
@@ -129,7 +130,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         );
     }
     let mut report = judge::run_battery(kernel.as_ref(), &config, args.case, !args.json)?;
-    report.standard = args.require;
+    report.require(args.require);
     if let Some(case) = report.first_failing_case() {
         report.reproducer = Some(reproducer(&args, seed, case));
     }
@@ -164,8 +165,15 @@ fn reproducer(args: &Args, seed: u64, case: usize) -> String {
     } else {
         String::new()
     };
+    let mut standard = String::new();
+    if let Some(domain) = &args.domain {
+        standard += &format!(" --domain {}", shell_quote(&domain.to_string()));
+    }
+    if args.require != Standard::Bound {
+        standard += &format!(" --require {}", args.require);
+    }
     format!(
-        "normoracle fuzz {kernel} --op {} --dtype {} --eps-convention {} --seed {seed} --cases {} --case {case}{timeout}",
+        "normoracle fuzz {kernel} --op {} --dtype {} --eps-convention {} --seed {seed} --cases {} --case {case}{timeout}{standard}",
         args.op, args.dtype, args.eps_convention, args.cases
     )
 }

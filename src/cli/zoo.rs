@@ -4,6 +4,8 @@ use super::Outcome;
 use normoracle::adapters;
 use normoracle::artifacts::format::Format;
 use normoracle::cases::rng;
+use normoracle::domain::Domain;
+use normoracle::judge::Standard;
 use normoracle::problem::Op;
 use normoracle::zoo::{self, ZooConfig};
 use normoracle::{Dtype, Error, Result};
@@ -31,6 +33,13 @@ pub struct Args {
     /// Only the builtin kernels (the machine-independent part).
     #[arg(long)]
     pub builtins_only: bool,
+    /// The standard of the verdicts: exact, faithful, ulp:N or bound (default). Given, the
+    /// command exits 1 when a kernel misses it on its declared domain.
+    #[arg(long, value_parser = |s: &str| s.parse::<Standard>())]
+    pub require: Option<Standard>,
+    /// The domain of each kernel's second reading (verdict_in_domain).
+    #[arg(long, default_value = normoracle::domain::TYPICAL, value_parser = |s: &str| s.parse::<Domain>())]
+    pub domain: Domain,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -108,11 +117,17 @@ pub fn run(args: Args) -> Result<Outcome> {
             .filter(|p| p.exists()),
         python_drivers,
         progress: true,
+        standard: args.require.unwrap_or_default(),
+        domain: args.domain,
     };
     eprintln!("normoracle zoo: seed {seed}");
     let rows = zoo::run(&cfg)?;
     print!("{}", zoo::table(&rows, &cfg).render(args.format));
-    Ok(Outcome::Pass)
+    // A table by default; held to a standard, a kernel that misses it on its domain fails.
+    let missed = rows
+        .iter()
+        .any(|r| r.verdict_in_domain == zoo::ZooVerdict::Fail);
+    Ok(Outcome::from_pass(args.require.is_none() || !missed))
 }
 
 /// A dtype the zoo's kernels take (f64 is not in the C ABI).

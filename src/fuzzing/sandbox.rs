@@ -109,6 +109,7 @@ pub fn write(dir: &Path) -> Result<()> {
         normoracle: env!("CARGO_PKG_VERSION").into(),
         seed: 0,
         storage: "f16 '<f2', bf16 '<u2' (bit patterns), f32 '<f4', f64 '<f8'".into(),
+        domain: None,
         cases,
     };
     let text = serde_json::to_string_pretty(&manifest).expect("manifest serializes");

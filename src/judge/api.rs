@@ -36,7 +36,8 @@ pub fn judge_fn_with<T: Storage, F: SliceKernelFn<T>>(config: &BatteryConfig, ke
 }
 
 /// Runs a given battery through a typed closure kernel, the verdict (`Report::meets_standard`)
-/// against `standard` (`--require`).
+/// against `standard` (`--require`), on the rows of `config.domain` (`--domain`; the rest is
+/// in `Report::outside`).
 pub fn judge_fn_requiring<T: Storage, F: SliceKernelFn<T>>(
     config: &BatteryConfig,
     standard: Standard,
@@ -45,7 +46,7 @@ pub fn judge_fn_requiring<T: Storage, F: SliceKernelFn<T>>(
     let k = SliceKernel::<T, F>::new("closure", config.op, config.convention, kernel);
     let mut report = run_battery(&k, config, None, false)
         .expect("a closure kernel supports its own op and dtype");
-    report.standard = standard;
+    report.require(standard);
     report
 }
 
@@ -77,22 +78,43 @@ pub fn judge_outputs<T: Storage>(
 }
 
 /// Asserts that a closure kernel passes the battery, printing the report when it does not;
-/// `require = STANDARD` holds it to a stricter standard than the bound.
+/// `require = STANDARD` holds it to a stricter standard than the bound, `domain = DOMAIN`
+/// decides the verdict on the kernel's declared domain only.
 ///
 /// `assert_kernel_passes!(Op::LayerNorm, f32, |x, gamma, beta, y, d, eps| { ...; Ok(()) })`
 /// `assert_kernel_passes!(Op::LayerNorm, f32, kernel, require = Standard::Faithful)`
+/// `assert_kernel_passes!(Op::RmsNorm, f32, kernel, domain = "eps=1e-6..,finite".parse().unwrap())`
 #[macro_export]
 macro_rules! assert_kernel_passes {
     ($op:expr, $t:ty, $kernel:expr) => {
         $crate::assert_kernel_passes!($op, $t, $kernel, require = $crate::judge::Standard::Bound)
     };
-    ($op:expr, $t:ty, $kernel:expr, require = $standard:expr) => {{
+    ($op:expr, $t:ty, $kernel:expr, domain = $domain:expr) => {
+        $crate::assert_kernel_passes!(
+            $op,
+            $t,
+            $kernel,
+            require = $crate::judge::Standard::Bound,
+            domain = $domain
+        )
+    };
+    ($op:expr, $t:ty, $kernel:expr, require = $standard:expr) => {
+        $crate::assert_kernel_passes!(
+            $op,
+            $t,
+            $kernel,
+            require = $standard,
+            domain = $crate::domain::Domain::default()
+        )
+    };
+    ($op:expr, $t:ty, $kernel:expr, require = $standard:expr, domain = $domain:expr) => {{
         let seed = $crate::cases::rng::seed_from_env().unwrap_or($crate::cases::rng::DEFAULT_SEED);
-        let config = $crate::cases::BatteryConfig::new(
+        let mut config = $crate::cases::BatteryConfig::new(
             $op,
             <$t as $crate::adapters::closure::Storage>::DTYPE,
             seed,
         );
+        config.domain = $domain;
         let report = $crate::judge::api::judge_fn_requiring::<$t, _>(&config, $standard, $kernel);
         assert!(
             report.meets_standard(),

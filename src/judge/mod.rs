@@ -18,6 +18,7 @@ pub mod verdict;
 
 use crate::adapters::Kernel;
 use crate::cases::{self, BatteryConfig, Case};
+use crate::domain::Domain;
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::exact::reference::row_stats;
@@ -64,8 +65,23 @@ pub struct Failure {
     pub rel_err: f64,
     /// B_i rounded to f64 (∞ past f64::MAX; the judge compares with it unrounded).
     pub bound: f64,
+    /// The error in units of the tolerance, |o − y|/(B_i + ulp) (> 1 here; ∞ for NaN and
+    /// non-finite mismatches).
+    pub bound_units: f64,
+    /// The error in units of the element's output scale, |o − y|/(|γ_i| + |β_i|) (∞ for NaN
+    /// and non-finite mismatches): next to ULPs, which swell near an exact zero.
+    pub scale_units: f64,
     /// How badly it missed.
     pub severity: Severity,
+}
+
+/// One case's elements, for the per-case verdicts of a cases directory (`check DIR`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseTally {
+    pub case: usize,
+    pub family: String,
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 /// The verdict on a kernel over a set of problems.
@@ -96,6 +112,14 @@ pub struct Report {
     pub worst_case_ulp: u64,
     /// The standard the verdict is given against (`--require`; the bound by default).
     pub standard: Standard,
+    /// The domain the verdict is decided on (`--domain`; every row by default).
+    pub domain: Domain,
+    /// What was judged outside the domain: information, not in the verdict.
+    #[serde(rename = "outside_domain", skip_serializing_if = "Option::is_none")]
+    pub outside: Option<Box<Report>>,
+    /// Each case's tally, when asked for (`Report::keep_cases`; cases directories).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_case: Option<Vec<CaseTally>>,
 }
 
 impl Report {
@@ -123,6 +147,79 @@ impl Report {
             worst_case: None,
             worst_case_ulp: 0,
             standard: Standard::Bound,
+            domain: Domain::default(),
+            outside: None,
+            per_case: None,
+        }
+    }
+
+    /// Decides the verdict on `domain` only (the rows outside go to `outside`).
+    pub fn within(mut self, domain: Domain) -> Self {
+        self.domain = domain;
+        self
+    }
+
+    /// Keeps each case's tally (`per_case`).
+    pub fn keep_cases(mut self) -> Self {
+        self.per_case = Some(Vec::new());
+        self
+    }
+
+    /// The report of what lies outside the domain, made at the first such row.
+    fn outside_mut(&mut self) -> &mut Report {
+        let per_case = self.per_case.as_ref().map(|_| Vec::new());
+        let (kernel, op, dtype, convention, seed, standard) = (
+            self.kernel.clone(),
+            self.op,
+            self.dtype,
+            self.convention,
+            self.seed,
+            self.standard,
+        );
+        self.outside.get_or_insert_with(|| {
+            let mut r = Report::new(kernel, op, dtype, convention, seed);
+            r.standard = standard;
+            r.per_case = per_case;
+            Box::new(r)
+        })
+    }
+
+    /// The report on every row: the domain's and what lies outside it, together.
+    pub fn whole(&self) -> Report {
+        let mut whole = self.clone();
+        whole.domain = Domain::default();
+        let Some(outside) = whole.outside.take() else {
+            return whole;
+        };
+        whole.cases += outside.cases;
+        whole.tally.merge(&outside.tally);
+        for (family, t) in &outside.per_family {
+            whole.per_family.entry(family.clone()).or_default().merge(t);
+        }
+        whole.failures.extend(outside.failures.iter().cloned());
+        whole.failures.sort_by_key(|f| f.case);
+        whole.failures.truncate(FAILURES_LISTED);
+        whole
+            .kernel_errors
+            .extend(outside.kernel_errors.iter().cloned());
+        whole.findings.extend(outside.findings.iter().cloned());
+        whole.not_run += outside.not_run;
+        if outside.worst_case_ulp > whole.worst_case_ulp || whole.worst_case.is_none() {
+            whole.worst_case = outside.worst_case;
+            whole.worst_case_ulp = outside.worst_case_ulp;
+        }
+        if let (Some(cases), Some(more)) = (&mut whole.per_case, &outside.per_case) {
+            cases.extend(more.iter().cloned());
+            cases.sort_by_key(|c| c.case);
+        }
+        whole
+    }
+
+    /// Sets the standard of the verdict, here and outside the domain.
+    pub fn require(&mut self, standard: Standard) {
+        self.standard = standard;
+        if let Some(outside) = &mut self.outside {
+            outside.standard = standard;
         }
     }
 
@@ -194,7 +291,8 @@ struct ElementJudgement {
     rel_err: f64,
     /// B_i (0 where the tier was decided without it).
     bound: Wide,
-    /// The fraction of B_i used, for elements within the bound.
+    /// The fraction of B_i used, for elements judged against it (> 1: failed; ∞ for a NaN
+    /// or non-finite mismatch).
     bound_use: Option<f64>,
     /// How badly a failing element missed.
     severity: Option<Severity>,
@@ -207,8 +305,9 @@ impl ElementJudgement {
             ulp,
             rel_err,
             bound: Wide::ZERO,
-            bound_use: None,
-            // Decided without the bound, a failure is a NaN or non-finite mismatch.
+            // Decided without the bound, a failure is a NaN or non-finite mismatch: no
+            // tolerance covers it.
+            bound_use: (tier == Tier::Fail).then_some(f64::INFINITY),
             severity: (tier == Tier::Fail).then_some(Severity::Wrong),
         }
     }
@@ -329,8 +428,29 @@ fn judge_element(
         ulp: Some(ulp),
         rel_err,
         bound,
-        bound_use: (tier == Tier::WithinBound).then_some(used),
+        bound_use: Some(used),
         severity,
+    }
+}
+
+/// |o − y| in units of the element's output scale |γ| + |β| (∞ for a NaN or non-finite
+/// mismatch, and for any error where the scale is 0).
+fn scale_units(o: f64, y: &ExactValue, tier: Tier, gamma: f64, beta: f64) -> f64 {
+    if tier == Tier::Exact {
+        return 0.0;
+    }
+    let error = if y.past_max.is_some() {
+        (Wide::of(o) - y.wide()).abs().to_f64()
+    } else {
+        (o - y.value).abs()
+    };
+    let scale = gamma.abs() + beta.abs();
+    if error.is_nan() {
+        f64::INFINITY
+    } else if error == 0.0 {
+        0.0
+    } else {
+        error / scale
     }
 }
 
@@ -470,8 +590,19 @@ fn judge_row(
         }
         tally.max_rel_err = verdict::max_nan_aware(tally.max_rel_err, rel_err);
         if let Some(used) = bound_use {
-            tally.max_bound_use = tally.max_bound_use.max(used);
+            tally.max_bound_units = tally.max_bound_units.max(used);
+            if tier == Tier::WithinBound {
+                tally.max_bound_use = tally.max_bound_use.max(used);
+            }
         }
+        let scale = if stats.kind == RowKind::Defined {
+            scale_units(dtype.to_f64(a), &y, tier, e.input.gamma, e.input.beta)
+        } else if tier == Tier::Fail {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+        tally.max_scale_units = tally.max_scale_units.max(scale);
         if stats.kind == RowKind::Defined {
             let o = dtype.to_f64(a);
             let correctly_rounded_infinity = o.is_infinite() && tier == Tier::Exact;
@@ -499,6 +630,8 @@ fn judge_row(
                 ulp,
                 rel_err,
                 bound: bound.to_f64(),
+                bound_units: bound_use.unwrap_or(f64::INFINITY),
+                scale_units: scale,
                 severity: severity.unwrap_or(Severity::Wrong),
             });
         }
@@ -531,25 +664,61 @@ pub fn judge_problem(
         .into_par_iter()
         .map(|r| judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label))
         .collect();
-    let family = report.per_family.entry(label.family.clone()).or_default();
+    if report.domain.is_everything() {
+        absorb(report, label, outcomes, true);
+        return Ok(());
+    }
+    let domain = report.domain;
+    let (inside, outside): (Vec<_>, Vec<_>) = outcomes
+        .into_iter()
+        .enumerate()
+        .partition(|(r, _)| domain.admits_row(problem, *r));
+    let rows = |part: Vec<(usize, RowOutcome)>| part.into_iter().map(|(_, o)| o).collect();
+    // A case counts where it has rows inside the domain, else outside (its rows on both
+    // sides are tallied on their sides).
+    let wholly_outside = inside.is_empty();
+    if !inside.is_empty() {
+        absorb(report, label, rows(inside), true);
+    }
+    if !outside.is_empty() {
+        absorb(report.outside_mut(), label, rows(outside), wholly_outside);
+    }
+    Ok(())
+}
+
+/// Adds a case's judged rows to a report: its family's tally, the totals, the first
+/// failures, the worst case and, where kept, the case's own tally; `count_case` counts the
+/// case in `cases`.
+fn absorb(report: &mut Report, label: &ProblemLabel, outcomes: Vec<RowOutcome>, count_case: bool) {
+    let mut case_tally = Tally::default();
     for o in &outcomes {
-        family.merge(&o.tally);
+        case_tally.merge(&o.tally);
     }
-    let problem_max_ulp = outcomes.iter().map(|o| o.tally.max_ulp).max().unwrap_or(0);
-    if problem_max_ulp > report.worst_case_ulp || report.worst_case.is_none() {
+    report
+        .per_family
+        .entry(label.family.clone())
+        .or_default()
+        .merge(&case_tally);
+    if case_tally.max_ulp > report.worst_case_ulp || report.worst_case.is_none() {
         report.worst_case = label.case;
-        report.worst_case_ulp = problem_max_ulp;
+        report.worst_case_ulp = case_tally.max_ulp;
     }
+    report.tally.merge(&case_tally);
     for o in outcomes {
-        report.tally.merge(&o.tally);
         for f in o.failures {
             if report.failures.len() < FAILURES_LISTED {
                 report.failures.push(f);
             }
         }
     }
-    report.cases += 1;
-    Ok(())
+    if let (Some(per_case), Some(case)) = (&mut report.per_case, label.case) {
+        per_case.push(CaseTally {
+            case,
+            family: label.family.clone(),
+            tally: case_tally,
+        });
+    }
+    report.cases += usize::from(count_case);
 }
 
 /// Judges one problem's outputs on their own, into a fresh report for `kernel` (no seed, no
@@ -594,7 +763,8 @@ pub fn run_battery(
         config.dtype,
         config.convention,
         Some(config.seed),
-    );
+    )
+    .within(config.domain);
     let bar = crate::artifacts::progress::bar(ids.len() as u64, "cases", progress);
     let mut ids = ids.into_iter();
     // The cases in order, the filtered-out ones skipped.
@@ -645,6 +815,13 @@ fn judge_call(case: &Case, call: Call, report: &mut Report) -> Result<()> {
     let label = ProblemLabel {
         case: Some(case.id),
         family: case.family.name().to_string(),
+    };
+    // Outputs are judged row by row against the domain; what else happened on a case with no
+    // row inside it is information too.
+    let report = if report.domain.admits_any_row(&case.problem) {
+        report
+    } else {
+        report.outside_mut()
     };
     if call.not_run {
         report.not_run += 1;

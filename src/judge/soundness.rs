@@ -411,7 +411,7 @@ pub(crate) fn check_battery(
     random_cases: usize,
     outcome: &mut Outcome,
 ) {
-    let mut config = BatteryConfig::new(op, dtype, crate::cases::rng::DEFAULT_SEED);
+    let mut config = BatteryConfig::new(op, dtype, battery_seed());
     config.convention = convention;
     config.random_cases = random_cases;
     let all = variants();
@@ -439,6 +439,21 @@ pub(crate) fn check_battery(
 
 fn long() -> bool {
     std::env::var_os("NORMORACLE_LONG").is_some()
+}
+
+/// The seed of the batteries and random rows: NORMORACLE_SEED where set (the long run loops
+/// over seeds 1–20), else the default.
+fn battery_seed() -> u64 {
+    crate::cases::rng::seed_from_env().unwrap_or(crate::cases::rng::DEFAULT_SEED)
+}
+
+/// Random cases per battery, after the systematic ones: 200 under NORMORACLE_LONG=1.
+fn battery_random_cases() -> usize {
+    if long() {
+        200
+    } else {
+        4
+    }
 }
 
 /// How many variants share a battery case (`check_battery`): all under NORMORACLE_LONG=1.
@@ -487,8 +502,9 @@ fn battery_of(dtype: Dtype) {
     for op in Op::ALL {
         for convention in [EpsConvention::Inside, EpsConvention::Outside] {
             let mut outcome = Outcome::default();
-            check_battery(op, dtype, convention, 4, &mut outcome);
-            assert_sound(&format!("{op} {dtype} {convention}"), &outcome);
+            check_battery(op, dtype, convention, battery_random_cases(), &mut outcome);
+            let seed = battery_seed();
+            assert_sound(&format!("{op} {dtype} {convention}, seed {seed}"), &outcome);
         }
     }
 }
@@ -519,7 +535,7 @@ fn every_model_kernel_passes_the_f64_battery() {
 #[test]
 fn every_model_kernel_passes_random_rows() {
     use rayon::prelude::*;
-    let seed = crate::cases::rng::seed_from_env().unwrap_or(crate::cases::rng::DEFAULT_SEED);
+    let seed = battery_seed();
     let rows = random_rows();
     let chunks = 64;
     let variants = variants();

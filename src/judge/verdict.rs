@@ -91,6 +91,13 @@ pub struct Tally {
     /// Largest fraction of the tolerance used, |o − y|/(B + ulp), over elements judged against
     /// the bound (how close a passing kernel came to failing; > 1 means FAIL).
     pub max_bound_use: f64,
+    /// The worst error in units of the tolerance, |o − y|/(B + ulp), over every element judged
+    /// against the bound, failures included (∞ for a NaN or non-finite mismatch): how far
+    /// beyond the model a failing kernel went, where ULPs near an exact zero mislead.
+    pub max_bound_units: f64,
+    /// The worst error in units of the element's output scale, |o − y|/(|γ_i| + |β_i|) (∞ for
+    /// a NaN or non-finite mismatch): 1 or more is an output as far off as the output itself.
+    pub max_scale_units: f64,
 }
 
 impl Tally {
@@ -148,6 +155,18 @@ impl Tally {
         self.max_rel_err = max_nan_aware(self.max_rel_err, other.max_rel_err);
         self.max_row_nmse = max_nan_aware(self.max_row_nmse, other.max_row_nmse);
         self.max_bound_use = max_nan_aware(self.max_bound_use, other.max_bound_use);
+        self.max_bound_units = max_nan_aware(self.max_bound_units, other.max_bound_units);
+        self.max_scale_units = max_nan_aware(self.max_scale_units, other.max_scale_units);
+    }
+
+    /// The largest ULP distance as text, "NaN/∞" where a failure has none (a NaN or
+    /// non-finite output where a finite one is exact): never "0" for a failing tally.
+    pub fn max_ulp_text(&self) -> String {
+        if self.unmeasured_failures > 0 {
+            "NaN/∞".into()
+        } else {
+            self.max_ulp.to_string()
+        }
     }
 
     /// Percentage of judged elements that are correctly rounded.
