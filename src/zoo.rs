@@ -102,6 +102,13 @@ pub fn worst_family(report: &Report) -> String {
         .unwrap_or_default()
 }
 
+/// The case a row's reproducer reruns: the first failing one on the whole battery, else the
+/// one farthest from the correctly rounded outputs.
+fn worst_case(report: &Report) -> usize {
+    let whole = report.whole();
+    whole.first_failing_case().or(whole.worst_case).unwrap_or(0)
+}
+
 /// A targeted problem every kernel answers next to the battery.
 #[derive(Debug, Clone)]
 struct Extra {
@@ -279,10 +286,7 @@ fn kernel_rows(
                         .flatten()
                 })
                 .collect();
-            let case = report
-                .first_failing_case()
-                .or(report.worst_case)
-                .unwrap_or(0);
+            let case = worst_case(&report);
             let reproducer = format!(
                 "normoracle fuzz {args} --op {op} --dtype {dtype} --seed {} --cases {} --case {case}",
                 cfg.seed, cfg.random_cases
@@ -334,9 +338,7 @@ fn driver_rows(
                 .iter()
                 .find(|r| r.op == op && r.dtype == dtype);
             let missing = verdicts.missing_for(op, dtype);
-            let case = report
-                .and_then(|r| r.first_failing_case().or(r.worst_case))
-                .unwrap_or(0);
+            let case = report.map_or(0, worst_case);
             let reproducer = format!(
                 "normoracle cases --out DIR --seed {} --cases {} && python3 {} DIR {} && normoracle check DIR  # case {case}",
                 cfg.seed,

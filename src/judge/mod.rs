@@ -204,7 +204,12 @@ impl Report {
             .extend(outside.kernel_errors.iter().cloned());
         whole.findings.extend(outside.findings.iter().cloned());
         whole.not_run += outside.not_run;
-        if outside.worst_case_ulp > whole.worst_case_ulp || whole.worst_case.is_none() {
+        // The farthest case, the first in battery order among equals (as `absorb` keeps it).
+        let farther = (
+            outside.worst_case_ulp,
+            std::cmp::Reverse(outside.worst_case),
+        ) > (whole.worst_case_ulp, std::cmp::Reverse(whole.worst_case));
+        if outside.worst_case.is_some() && (farther || whole.worst_case.is_none()) {
             whole.worst_case = outside.worst_case;
             whole.worst_case_ulp = outside.worst_case_ulp;
         }
