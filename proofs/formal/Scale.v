@@ -77,6 +77,18 @@ Proof.
   - rewrite (Rmult_comm u). apply Rmult_le_compat_l; [apply Rabs_pos|assumption].
 Qed.
 
+(** Item 7, ε's addition: |v̂ − q| ≤ E_v, q ≥ 0, ε ≥ 0 give |fl(v̂ + ε) − (q + ε)| ≤
+    E_w = E_v + u·((q + ε) + E_v). *)
+Theorem add_eps vh q eps Ev : 0 <= q -> 0 <= eps -> Rabs (vh - q) <= Ev ->
+  Rabs (fl (vh + eps) - (q + eps)) <= Ev + u * ((q + eps) + Ev).
+Proof.
+  intros Hq He Hv. destruct (fl_rel (vh + eps)) as [e [He' ->]].
+  replace ((vh + eps) * (1 + e) - (q + eps)) with ((vh - q) + (vh + eps) * e) by ring.
+  eapply Rle_trans; [apply Rabs_triang|]. apply Rplus_le_compat; [exact Hv|].
+  rewrite Rabs_mult, Rmult_comm. apply Rmult_le_compat; try apply Rabs_pos; [exact He'|].
+  apply Rabs_le_inv in Hv. apply Rabs_le. lra.
+Qed.
+
 (** Item 7: |√(1+t) − 1| ≤ τ/(1 + √(1−τ)) for |t| ≤ τ < 1. *)
 Lemma sqrt_one_plus t tau : Rabs t <= tau -> tau < 1 ->
   Rabs (sqrt (1 + t) - 1) <= tau / (1 + sqrt (1 - tau)).
@@ -118,6 +130,51 @@ Proof.
   eapply Rle_trans; [apply Rabs_triang|]. rewrite Rabs_mult. apply Rplus_le_compat; [|assumption].
   rewrite Rmult_comm. unfold Rdiv. rewrite Rmult_assoc.
   apply Rmult_le_compat; try apply Rabs_pos; [apply one_plus_le; assumption|exact K].
+Qed.
+
+(** Item 7, ε outside: |√v̂ − √q| ≤ min(√E_v, E_v/√q) … *)
+Lemma sqrt_diff_root a b E : 0 <= a -> 0 <= b -> Rabs (a - b) <= E -> Rabs (sqrt a - sqrt b) <= sqrt E.
+Proof.
+  intros Ha Hb H. pose proof (sqrt_pos a). pose proof (sqrt_pos b).
+  assert (Sa : sqrt a * sqrt a = a) by (apply sqrt_sqrt; lra).
+  assert (Sb : sqrt b * sqrt b = b) by (apply sqrt_sqrt; lra).
+  rewrite <- (sqrt_Rsqr (Rabs (sqrt a - sqrt b))) by apply Rabs_pos.
+  apply sqrt_le_1_alt. rewrite <- Rsqr_abs. unfold Rsqr. apply Rabs_le_inv in H.
+  destruct (Rle_or_lt (sqrt b) (sqrt a)); nra.
+Qed.
+
+Lemma sqrt_diff_quotient a b E : 0 <= a -> 0 < b -> Rabs (a - b) <= E ->
+  Rabs (sqrt a - sqrt b) <= E / sqrt b.
+Proof.
+  intros Ha Hb H. pose proof (sqrt_pos a). pose proof (sqrt_lt_R0 b Hb).
+  assert (Sa : sqrt a * sqrt a = a) by (apply sqrt_sqrt; lra).
+  assert (Sb : sqrt b * sqrt b = b) by (apply sqrt_sqrt; lra).
+  replace (sqrt a - sqrt b) with ((a - b) / (sqrt a + sqrt b)) by (field_simplify_eq; nra || lra).
+  unfold Rdiv. rewrite Rabs_mult, (Rabs_pos_eq (/ _)) by (apply Rlt_le, Rinv_0_lt_compat; lra).
+  apply Rmult_le_compat; try apply Rabs_pos; try (apply Rlt_le, Rinv_0_lt_compat; lra); [exact H|].
+  apply Rinv_le_contravar; lra.
+Qed.
+
+(** … and the two roundings of ŝ = fl(fl(√v̂) + ε) add
+    |ŝ − s| ≤ (1+u)((1+u)·M + u√q) + u·s, s = √q + ε, for |√v̂ − √q| ≤ M. *)
+Theorem scale_outside vh q eps M : 0 <= q -> 0 <= eps -> Rabs (sqrt vh - sqrt q) <= M ->
+  Rabs (fl (fl (sqrt vh) + eps) - (sqrt q + eps))
+  <= (1 + u) * ((1 + u) * M + u * sqrt q) + u * (sqrt q + eps).
+Proof.
+  intros Hq He HM. pose proof (sqrt_pos q). pose proof (u_nonneg p).
+  destruct (fl_rel (sqrt vh)) as [e1 [H1 ->]]. destruct (fl_rel (sqrt vh * (1 + e1) + eps)) as [e2 [H2 ->]].
+  set (r := sqrt vh * (1 + e1)).
+  assert (Hr : Rabs (r - sqrt q) <= (1 + u) * M + u * sqrt q).
+  { unfold r. replace (sqrt vh * (1 + e1) - sqrt q) with ((sqrt vh - sqrt q) * (1 + e1) + sqrt q * e1) by ring.
+    eapply Rle_trans; [apply Rabs_triang|]. rewrite !Rabs_mult, (Rabs_pos_eq (sqrt q)) by lra.
+    apply Rplus_le_compat.
+    - rewrite Rmult_comm. apply Rmult_le_compat; try apply Rabs_pos; [apply one_plus_le|]; assumption.
+    - rewrite Rmult_comm. apply Rmult_le_compat_r; assumption. }
+  replace ((r + eps) * (1 + e2) - (sqrt q + eps)) with ((r - sqrt q) * (1 + e2) + (sqrt q + eps) * e2) by ring.
+  eapply Rle_trans; [apply Rabs_triang|]. rewrite !Rabs_mult, (Rabs_pos_eq (sqrt q + eps)) by lra.
+  apply Rplus_le_compat.
+  - rewrite Rmult_comm. apply Rmult_le_compat; try apply Rabs_pos; [apply one_plus_le|]; assumption.
+  - rewrite Rmult_comm. apply Rmult_le_compat_r; [lra|assumption].
 Qed.
 
 (** Item 7, the reciprocal: |ŝ − s| ≤ E_s with E_s/s < 1 gives |fl(1/ŝ)·s − 1| ≤ ρ =

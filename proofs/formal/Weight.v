@@ -286,3 +286,33 @@ Proof.
   - apply (Permutation_Forall P), mags_nonneg.
   - exact S.
 Qed.
+
+(** T is monotone in its entries: magnitudes bounded entry by entry by a list a give the bound
+    with T(a) (item 6 takes a_i = c₃(|δ_i| + e₂)², above every square the kernel sums). *)
+Lemma top_le_entries m l a : Forall2 Rle l a -> top m l <= top m a.
+Proof.
+  intros H. revert m. induction H as [|x y l a Hxy H IH]; intros m; [simpl; lra|].
+  destruct m as [|m]; simpl; [lra|].
+  apply Rmax_lub.
+  - eapply Rle_trans; [|apply Rmax_l]. pose proof (IH m). lra.
+  - eapply Rle_trans; [|apply Rmax_r]. apply IH.
+Qed.
+
+Lemma forall2_length (l a : list R) : Forall2 Rle l a -> length l = length a.
+Proof. induction 1; simpl; congruence. Qed.
+
+Lemma T_le_entries l a : Forall2 Rle l a -> T l <= T a.
+Proof.
+  intros H. unfold T. rewrite (forall2_length _ _ H). apply sum_le. intros. apply top_le_entries, H.
+Qed.
+
+Theorem sum_error_dominated p { prec_gt_0_ : Prec_gt_0 p } choice t a :
+  Forall2 Rle (mags t) a ->
+  Rabs (rounded_sum (round radix2 (FLX_exp p) (Znearest choice)) t - exact_sum t)
+  <= u p * (1 + u p) ^ (length a - 1) * T a.
+Proof.
+  intros H. rewrite <- (forall2_length _ _ H), mags_length.
+  eapply Rle_trans; [apply sum_error_tree_weight; exact prec_gt_0_|].
+  apply Rmult_le_compat_l; [|apply T_le_entries, H].
+  apply Rmult_le_pos; [apply u_nonneg|apply pow_le; pose proof (u_nonneg p); lra].
+Qed.

@@ -72,7 +72,7 @@ pub const PROOFS: &[Proof] = &[
     },
 ];
 
-/// The judge's lemmas (`tolerance` items 1, 2, 5, 7, 8), file and name, and their binary32 and
+/// The judge's lemmas (`tolerance` items 1, 2, 5, 6 in part, 7, 8), file and name, and their binary32 and
 /// binary64 instances at the constants of `Constants.v`.
 pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Summation.v", "sum_exact_on_grid"),
@@ -81,12 +81,20 @@ pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Weight.v", "sum_error_tree_weight"),
     ("Weight.v", "T_is_tree_weight"),
     ("Weight.v", "sum_error_sorted_weight"),
+    ("Weight.v", "T_le_entries"),
+    ("Weight.v", "sum_error_dominated"),
     ("Scale.v", "mean_division"),
     ("Scale.v", "centring"),
+    ("Scale.v", "add_eps"),
     ("Scale.v", "scale_inside"),
+    ("Scale.v", "sqrt_diff_root"),
+    ("Scale.v", "sqrt_diff_quotient"),
+    ("Scale.v", "scale_outside"),
     ("Scale.v", "reciprocal"),
     ("Scale.v", "normalized"),
     ("Scale.v", "output"),
+    ("Variance.v", "shifted_squares"),
+    ("Variance.v", "centred_squares"),
     ("Judge.v", "f32_sum_exact_on_grid"),
     ("Judge.v", "f64_sum_exact_on_grid"),
     ("Judge.v", "f32_sum_error_any_tree"),
