@@ -60,7 +60,16 @@ fn formats_and_selection() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("\nid,statement,source,cases,verdict,seconds\n"),
+        text.contains("\nid,statement,source,cases,verdict,proof,seconds\n"),
+        "{text}"
+    );
+    // The proof column: Coq's lemmas where a proof covers the theorem, the instances elsewhere.
+    assert!(
+        text.contains("\"proved for all d (Coq: Projection.v:P_symmetric, P_idempotent"),
+        "{text}"
+    );
+    assert!(
+        text.contains(",verified,checked on 22 instances,"),
         "{text}"
     );
     assert_eq!(

@@ -132,7 +132,7 @@ pub fn accumulation_precision(dtype: Dtype) -> (f64, f64) {
 }
 
 /// p, the accumulation format's significand bits.
-fn accumulation_bits(dtype: Dtype) -> i32 {
+pub fn accumulation_bits(dtype: Dtype) -> i32 {
     match dtype {
         Dtype::F64 => 53,
         _ => 24,

@@ -15,6 +15,7 @@ pub mod decompositions;
 pub mod exact_vec;
 pub mod faults;
 pub mod float_corollaries;
+pub mod formal;
 pub mod inputs;
 pub mod norm_sqrt_d;
 pub mod projection;
@@ -136,9 +137,18 @@ pub fn all_verified(runs: &[TheoremRun]) -> bool {
     runs.iter().all(|r| r.report.verified())
 }
 
-/// The runs as a table: id, statement, source, cases, verdict, seconds.
+/// The runs as a table: id, statement, source, cases, verdict, proof (what `formal` proves
+/// for every d, and what is only checked), seconds.
 pub fn table(runs: &[TheoremRun], budget: Budget) -> Table {
-    let mut t = Table::new(["id", "statement", "source", "cases", "verdict", "seconds"]);
+    let mut t = Table::new([
+        "id",
+        "statement",
+        "source",
+        "cases",
+        "verdict",
+        "proof",
+        "seconds",
+    ]);
     t.comment(format!(
         "normoracle theorems: seed {}, {} random cases per theorem plus fixed edge cases; exact arithmetic",
         budget.seed, budget.cases
@@ -150,6 +160,7 @@ pub fn table(runs: &[TheoremRun], budget: Budget) -> Table {
             r.entry.source.to_string(),
             r.report.cases.to_string(),
             r.verdict(),
+            formal::status(r.entry.id, r.report.cases),
             format!("{:.3}", r.seconds),
         ]);
     }

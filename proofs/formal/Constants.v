@@ -1,0 +1,14 @@
+(** Generated from src/judge/tolerance.rs by normoracle::theorems::formal::coq_constants;
+    tests/formal_proofs.rs fails when this file and the judge differ. Do not edit. *)
+From Coq Require Import Reals ZArith.
+Open Scope R_scope.
+
+(** The f32 accumulation format. *)
+Definition p_f32 : Z := 24%Z.
+Definition u_f32 : R := (IZR 1 / IZR 16777216).
+Definition u_min_f32 : R := (IZR 1 / IZR 713623846352979940529142984724747568191373312).
+
+(** The f64 accumulation format. *)
+Definition p_f64 : Z := 53%Z.
+Definition u_f64 : R := (IZR 1 / IZR 9007199254740992).
+Definition u_min_f64 : R := (IZR 1 / IZR 202402253307310618352495346718917307049556649764142118356901358027430339567995346891960383701437124495187077864316811911389808737385793476867013399940738509921517424276566361364466907742093216341239767678472745068562007483424692698618103355649159556340810056512358769552333414615230502532186327508646006263307707741093494784).

@@ -1,0 +1,184 @@
+//! The claims of the catalogue and of the judge that carry a machine-checked proof: the Coq
+//! development in `proofs/formal/` (Coq 8.16, Flocq 4.1; compiled by `tests/formal_proofs.rs`,
+//! which also prints `Print Assumptions` of every lemma named here), and the constants it
+//! shares with the judge, generated from `judge::tolerance` into `proofs/formal/Constants.v`.
+//!
+//! A proof covers the statement it names, for every d; the rest of a theorem's statement stays
+//! checked on the checker's instances, and `normoracle theorems` says which is which.
+
+use crate::dtype::Dtype;
+use crate::judge::tolerance::{accumulation_bits, accumulation_precision};
+use rug::Rational;
+
+/// One catalogue theorem's proved part.
+#[derive(Debug, Clone, Copy)]
+pub struct Proof {
+    /// The catalogue id (`theorems::catalogue`).
+    pub theorem: &'static str,
+    /// The file under `proofs/formal/`.
+    pub file: &'static str,
+    /// Its main lemmas (each one's `Print Assumptions` is checked).
+    pub lemmas: &'static [&'static str],
+    /// What they prove, for every d.
+    pub covers: &'static str,
+}
+
+/// The proved parts of the catalogue's theorems.
+pub const PROOFS: &[Proof] = &[
+    Proof {
+        theorem: super::projection::ID,
+        file: "Projection.v",
+        lemmas: &[
+            "P_symmetric",
+            "P_idempotent",
+            "P_apply",
+            "P_one",
+            "P_trace",
+            "P_image_perp",
+            "P_fixes_perp",
+            "P_kernel",
+            "centred_pythagoras",
+        ],
+        covers: "P symmetric and idempotent, Px = x − μ1, P1 = 0, trace P = d − 1, image 1⟂ and kernel span(1), ‖x‖² = ‖x − μ1‖² + dμ²",
+    },
+    Proof {
+        theorem: super::norm_sqrt_d::ID,
+        file: "Sphere.v",
+        lemmas: &[
+            "layer_norm_on_sphere",
+            "rms_norm_on_sphere",
+            "layer_norm_shrink",
+            "layer_norm_outside_shrink",
+            "rms_norm_shrink",
+            "rms_norm_outside_shrink",
+        ],
+        covers: "‖LN(x)‖ = √d (σ > 0, ε = 0), ‖RMSNorm(x)‖ = √d (x ≠ 0), ‖y‖² = d·m/(m + ε) (ε inside) and d·m/(√m + ε)² (outside)",
+    },
+    Proof {
+        theorem: super::two_point_map::ID,
+        file: "Sphere.v",
+        lemmas: &["two_point_map"],
+        covers: "x = αv + β1 (v ⟂ 1, v ≠ 0, α ≠ 0) maps to sign(α)·√d·v/‖v‖ (ε = 0)",
+    },
+    Proof {
+        theorem: super::convex_hull::ID,
+        file: "Hull.v",
+        lemmas: &[
+            "hull_never_wins",
+            "sphere_self_wins",
+            "layer_norm_outputs_selectable",
+        ],
+        covers: "a key in the convex hull of the others never strictly wins for any query; a LayerNorm output (ε = 0, σ > 0) scores itself strictly above every other output",
+    },
+];
+
+/// The judge's lemmas (`tolerance` items 1, 2, 5, 6 in part, 7, 8), file and name, and their binary32 and
+/// binary64 instances at the constants of `Constants.v`.
+pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
+    ("Summation.v", "sum_exact_on_grid"),
+    ("Summation.v", "sum_error_any_tree"),
+    ("Weight.v", "node_weight_le_T"),
+    ("Weight.v", "sum_error_tree_weight"),
+    ("Weight.v", "T_is_tree_weight"),
+    ("Weight.v", "sum_error_sorted_weight"),
+    ("Weight.v", "T_le_entries"),
+    ("Weight.v", "sum_error_dominated"),
+    ("Scale.v", "mean_division"),
+    ("Scale.v", "centring"),
+    ("Scale.v", "add_eps"),
+    ("Scale.v", "scale_inside"),
+    ("Scale.v", "sqrt_diff_root"),
+    ("Scale.v", "sqrt_diff_quotient"),
+    ("Scale.v", "scale_outside"),
+    ("Scale.v", "reciprocal"),
+    ("Scale.v", "normalized"),
+    ("Scale.v", "output"),
+    ("Variance.v", "shifted_squares"),
+    ("Variance.v", "centred_squares"),
+    ("Judge.v", "f32_sum_exact_on_grid"),
+    ("Judge.v", "f64_sum_exact_on_grid"),
+    ("Judge.v", "f32_sum_error_any_tree"),
+    ("Judge.v", "f64_sum_error_any_tree"),
+    ("Judge.v", "f32_sum_error_sorted_weight"),
+    ("Judge.v", "f64_sum_error_sorted_weight"),
+];
+
+/// The proved part of catalogue theorem `id`, if any.
+pub fn proof_of(id: &str) -> Option<&'static Proof> {
+    PROOFS.iter().find(|p| p.theorem == id)
+}
+
+/// The `proof` column of `normoracle theorems`: what is proved for every d and what is only
+/// checked on the `cases` instances the checker ran.
+pub fn status(id: &str, cases: usize) -> String {
+    match proof_of(id) {
+        Some(p) => format!(
+            "proved for all d (Coq: {}:{}): {}; the rest checked on {cases} instances",
+            p.file,
+            p.lemmas.join(", "),
+            p.covers
+        ),
+        None => format!("checked on {cases} instances"),
+    }
+}
+
+/// A float as an exact Coq real: `(IZR n / IZR m)`.
+fn coq_real(x: f64) -> String {
+    let r = Rational::from_f64(x).expect("a finite constant");
+    format!("(IZR {} / IZR {})", r.numer(), r.denom())
+}
+
+/// The text of `proofs/formal/Constants.v`: the accumulation formats' p, u and u_min as the
+/// judge uses them (`tolerance::accumulation_precision`, `accumulation_bits`); the exactness
+/// condition of item 2 is Σ|x| ≤ 2^(p + e) with this p.
+pub fn coq_constants() -> String {
+    let mut out = String::from(
+        "(** Generated from src/judge/tolerance.rs by normoracle::theorems::formal::coq_constants;\n    \
+         tests/formal_proofs.rs fails when this file and the judge differ. Do not edit. *)\n\
+         From Coq Require Import Reals ZArith.\nOpen Scope R_scope.\n",
+    );
+    for (name, dtype) in [("f32", Dtype::F32), ("f64", Dtype::F64)] {
+        let (u, u_min) = accumulation_precision(dtype);
+        let p = accumulation_bits(dtype);
+        out.push_str(&format!(
+            "\n(** The {name} accumulation format. *)\n\
+             Definition p_{name} : Z := {p}%Z.\n\
+             Definition u_{name} : R := {}.\n\
+             Definition u_min_{name} : R := {}.\n",
+            coq_real(u),
+            coq_real(u_min)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_proof_names_a_catalogued_theorem() {
+        for p in PROOFS {
+            assert!(super::super::find(p.theorem).is_some(), "{}", p.theorem);
+            assert!(!p.lemmas.is_empty());
+        }
+        assert_eq!(PROOFS.len(), 4);
+        assert!(status("projection", 7).starts_with("proved for all d (Coq: Projection.v:"));
+        assert!(status("projection", 7).ends_with("checked on 7 instances"));
+        assert_eq!(
+            status(super::super::rms_vs_layer::ID, 7),
+            "checked on 7 instances"
+        );
+    }
+
+    #[test]
+    fn constants_are_exact() {
+        let c = coq_constants();
+        assert!(c.contains("Definition p_f32 : Z := 24%Z."), "{c}");
+        assert!(
+            c.contains("Definition u_f32 : R := (IZR 1 / IZR 16777216)."),
+            "{c}"
+        );
+        assert!(c.contains("Definition p_f64 : Z := 53%Z."), "{c}");
+    }
+}

@@ -1,0 +1,168 @@
+//! The machine-checked proofs in `proofs/formal/` (Coq 8.16, Flocq 4.1): compiled here, every
+//! lemma `theorems::formal` names has its `Print Assumptions` printed and may rest only on the
+//! standard axioms of Coq's reals; and `Constants.v` must be exactly what the judge's constants
+//! generate, so that the proofs and the bound cannot drift apart.
+//!
+//! Without `coqc` the proof test fails and names the Debian packages; `NORMORACLE_SKIP_COQ=1`
+//! skips it deliberately (CI never sets it).
+
+use normoracle::theorems::formal::{coq_constants, JUDGE_LEMMAS, PROOFS};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PACKAGES: &str = "apt-get install -y coq libcoq-flocq";
+
+/// The only axioms a proof may use: those Coq 8.16's real numbers rest on (the classical
+/// Dedekind construction) and the excluded middle (Flocq's rounding lemmas use it).
+const STANDARD_AXIOMS: &[&str] = &[
+    "ClassicalDedekindReals.sig_forall_dec",
+    "ClassicalDedekindReals.sig_not_dec",
+    "FunctionalExtensionality.functional_extensionality_dep",
+    "Classical_Prop.classic",
+];
+
+fn formal_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("proofs/formal")
+}
+
+/// The development's files in dependency order, from `_CoqProject`.
+fn sources() -> Vec<String> {
+    let project = fs::read_to_string(formal_dir().join("_CoqProject")).expect("_CoqProject");
+    project
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.ends_with(".v"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn constants_v_is_generated_from_the_judge() {
+    let path = formal_dir().join("Constants.v");
+    let expected = coq_constants();
+    if std::env::var_os("NORMORACLE_BLESS").is_some() {
+        fs::write(&path, &expected).expect("write Constants.v");
+    }
+    let actual = fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        actual == expected,
+        "proofs/formal/Constants.v differs from the judge's constants (src/judge/tolerance.rs): \
+         regenerate it with `NORMORACLE_BLESS=1 cargo test --test formal_proofs` and make the \
+         proofs compile with the new constants\n--- expected ---\n{expected}"
+    );
+}
+
+fn coqc_available() -> bool {
+    Command::new("coqc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs coqc on `file` (in `dir`, the development mapped to `Normoracle`); its stdout.
+fn coqc(dir: &Path, file: &str) -> String {
+    let out = Command::new("coqc")
+        .current_dir(dir)
+        .args(["-q", "-Q", ".", "Normoracle", file])
+        .output()
+        .expect("run coqc");
+    assert!(
+        out.status.success(),
+        "coqc {file} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The axioms a `Print Assumptions` block lists: every line at column 0 after `Axioms:` starts
+/// with one (its type follows after " : ", on the same line or indented below).
+fn axioms(block: &str) -> Vec<String> {
+    if block.contains("Closed under the global context") {
+        return Vec::new();
+    }
+    let body = block.split_once("Axioms:").map_or("", |(_, b)| b);
+    body.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with(char::is_whitespace))
+        .map(|l| l.split(" : ").next().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+#[test]
+fn proofs_compile_and_rest_only_on_the_standard_axioms() {
+    if !coqc_available() {
+        if std::env::var("NORMORACLE_SKIP_COQ").as_deref() == Ok("1") {
+            eprintln!("NORMORACLE_SKIP_COQ=1: the Coq proofs were NOT checked");
+            return;
+        }
+        panic!(
+            "coqc not found: the proofs in proofs/formal/ need Coq 8.16 and Flocq 4.1 \
+             (Debian: `{PACKAGES}`); NORMORACLE_SKIP_COQ=1 skips this test deliberately"
+        );
+    }
+    // Compile a copy, so that the source tree stays free of build products.
+    let build = Path::new(env!("CARGO_TARGET_TMPDIR")).join("formal");
+    let _ = fs::remove_dir_all(&build);
+    fs::create_dir_all(&build).expect("build dir");
+    let files = sources();
+    for file in &files {
+        let text = fs::read_to_string(formal_dir().join(file)).expect("source");
+        for banned in ["Admitted", "admit.", "Axiom ", "Parameter ", "Conjecture "] {
+            assert!(!text.contains(banned), "{file} contains `{banned}`");
+        }
+        fs::write(build.join(file), text).expect("copy");
+        coqc(&build, file);
+    }
+    // Every named lemma, qualified by its file, with a marker line before its assumptions.
+    let mut named: Vec<(String, String)> = PROOFS
+        .iter()
+        .flat_map(|p| {
+            p.lemmas
+                .iter()
+                .map(move |l| (p.file.to_string(), l.to_string()))
+        })
+        .collect();
+    named.extend(
+        JUDGE_LEMMAS
+            .iter()
+            .map(|(f, l)| (f.to_string(), l.to_string())),
+    );
+    let modules: Vec<&str> = files.iter().map(|f| f.trim_end_matches(".v")).collect();
+    let mut script = format!(
+        "From Coq Require Import String.\nFrom Normoracle Require {}.\n",
+        modules.join(" ")
+    );
+    for (file, lemma) in &named {
+        assert!(files.contains(file), "{file} is not in _CoqProject");
+        let module = file.trim_end_matches(".v");
+        script.push_str(&format!(
+            "Compute \"@@ {module}.{lemma}\"%string.\nPrint Assumptions Normoracle.{module}.{lemma}.\n"
+        ));
+    }
+    fs::write(build.join("Assumptions.v"), script).expect("script");
+    let printed = coqc(&build, "Assumptions.v");
+    println!("{printed}");
+    let blocks: Vec<&str> = printed.split("= \"@@ ").skip(1).collect();
+    assert_eq!(
+        blocks.len(),
+        named.len(),
+        "one Print Assumptions per lemma:\n{printed}"
+    );
+    for block in blocks {
+        let name = block.split('"').next().unwrap_or("?");
+        for axiom in axioms(block) {
+            assert!(
+                STANDARD_AXIOMS.contains(&axiom.as_str()),
+                "{name} assumes {axiom}, beyond the reals' standard axioms:\n{block}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_assumption_parser_sees_a_foreign_axiom() {
+    let block = "Axioms:\nfoo : forall x : R, x = 0\nClassicalDedekindReals.sig_not_dec\n  : forall P : Prop, {~ ~ P} + {~ P}\n";
+    assert_eq!(axioms(block), ["foo", "ClassicalDedekindReals.sig_not_dec"]);
+    assert!(axioms("Closed under the global context\n").is_empty());
+}
