@@ -323,7 +323,7 @@ pub fn analyze(input: &EllipsoidInput, opts: Options<'_>) -> Result<Ellipsoid> {
     );
     let mut axes = Vec::with_capacity(n - null);
     let mut routes_agree = lambda_route.complete() && zeta_route.complete();
-    for a in 0..n - null {
+    for (a, &route_sine) in route_sines.iter().enumerate() {
         let li = null + a;
         let zi = n - 1 - a;
         let (lo, hi) = semi_axis_enclosure(n, &lambda_route, li, &zeta_route, zi, scale_exponent);
@@ -341,7 +341,7 @@ pub fn analyze(input: &EllipsoidInput, opts: Options<'_>) -> Result<Ellipsoid> {
             zeta: libm::scalbn(zeta_eig.values[zi], 2 * scale_exponent),
             angle_bound: lambda_route.angle_bounds[li],
             cluster_size: lambda_route.cluster_of(li).map_or(1, |c| c.members.len()),
-            route_sine: route_sines[a],
+            route_sine,
         });
     }
     // The directions last, after the ζ route's vectors are gone (N² doubles each).
