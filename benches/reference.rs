@@ -13,7 +13,7 @@ const SHAPES: [(usize, usize); 3] = [(1, 4096), (64, 4096), (1024, 1024)];
 
 #[divan::bench(args = SHAPES)]
 fn reference(bencher: divan::Bencher, (rows, d): (usize, usize)) {
-    let problem = gaussian_problem(rows, d, 1);
+    let problem = gaussian_problem(rows, d, 1, normoracle::Dtype::F32);
     bencher
         .counter(divan::counter::ItemsCount::new(rows * d))
         .bench(|| exact::reference(divan::black_box(&problem)).unwrap());
@@ -21,7 +21,7 @@ fn reference(bencher: divan::Bencher, (rows, d): (usize, usize)) {
 
 #[divan::bench(args = SHAPES)]
 fn verdict(bencher: divan::Bencher, (rows, d): (usize, usize)) {
-    let problem = gaussian_problem(rows, d, 1);
+    let problem = gaussian_problem(rows, d, 1, normoracle::Dtype::F32);
     let y = ReferenceF64.run(&problem).unwrap();
     bencher
         .counter(divan::counter::ItemsCount::new(rows * d))

@@ -102,6 +102,52 @@ fn kernel_check(name: &str, op: Op, dtype: Dtype, cfg: &AuditConfig) -> Result<O
     }))
 }
 
+/// The judge's fast reference (the kernels, [`judge::fast_reference`]) against the exact
+/// reference, bit for bit, on the battery of one op and format (with the kernels' random
+/// cases) and, once per format, on the large bench input (`bench-oracle`'s 4096 × 4096).
+fn fast_reference_check(op: Op, dtype: Dtype, cfg: &AuditConfig) -> Result<AuditRow> {
+    let start = Instant::now();
+    let mut battery = BatteryConfig::new(op, dtype, cfg.seed);
+    battery.random_cases = cfg.kernel_cases;
+    let mut problems: Vec<(String, crate::problem::Problem)> = cases::battery(&battery)
+        .into_iter()
+        .map(|c| (format!("case {}", c.id), c.problem))
+        .collect();
+    if op == Op::LayerNorm {
+        problems.push((
+            "the bench input".into(),
+            judge::bench::gaussian_problem(4096, 4096, 1, dtype),
+        ));
+    }
+    let mut compared = 0;
+    let mut first_bad = None;
+    for (name, problem) in &problems {
+        let Some(fast) = judge::fast_reference::whole(problem) else {
+            continue;
+        };
+        let (bad, n) = judge::fast_reference::disagreements(problem, &fast)?;
+        compared += n;
+        if let Some(b) = bad.first() {
+            first_bad.get_or_insert(format!(
+                "{name} row {} col {}: kernels {}, exact {} ({} elements differ)",
+                b.row,
+                b.col,
+                dtype.hex(b.fast),
+                dtype.hex(b.exact),
+                bad.len()
+            ));
+        }
+    }
+    Ok(AuditRow {
+        section: "fast reference".into(),
+        subject: format!("{op} {dtype} ε-inside"),
+        checked: format!("{compared} elements: kernels vs exact reference"),
+        passed: first_bad.is_none(),
+        detail: first_bad.unwrap_or_else(|| "all agree bit for bit".into()),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
 /// What the float corollaries are checked on: the reference (correctly rounded) and every
 /// builtin kernel that promises to be within one ULP.
 fn corollary_subjects() -> Vec<(&'static str, u32)> {
@@ -180,7 +226,9 @@ pub fn run(cfg: &AuditConfig) -> Result<Vec<AuditRow>> {
     let kernels = adapters::OWN_BUILTINS;
     let theorems = crate::theorems::catalogue();
     let corollary_kernels = corollary_subjects();
+    let fast_formats = [Dtype::F32, Dtype::F16, Dtype::BF16];
     let total = combos.len()
+        + Op::ALL.len() * fast_formats.len()
         + kernels.len() * Op::ALL.len() * Dtype::ALL.len()
         + theorems.len()
         + corollary_kernels.len();
@@ -188,6 +236,12 @@ pub fn run(cfg: &AuditConfig) -> Result<Vec<AuditRow>> {
     for (op, dt, c) in combos {
         rows.push(self_check(op, dt, c, cfg)?);
         bar.inc(1);
+    }
+    for op in Op::ALL {
+        for dt in fast_formats {
+            rows.push(fast_reference_check(op, dt, cfg)?);
+            bar.inc(1);
+        }
     }
     for name in kernels {
         for op in Op::ALL {

@@ -274,5 +274,6 @@ fn example_concentration_and_bench_run() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("secular (structured, O(N^2)) median s"));
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("certified ellipsoid (secular solver, structure certification) median s"));
 }

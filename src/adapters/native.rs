@@ -66,21 +66,36 @@ impl Kernel for Native {
 }
 
 fn run_typed<T: Element>(p: &Problem, options: Options) -> std::result::Result<Vec<u64>, String> {
-    let typed = |bits: &[u64]| bits.iter().map(|&b| T::from_bits(b)).collect::<Vec<T>>();
-    let x = typed(&p.x);
-    let gamma = p.gamma.as_deref().map(typed);
-    let beta = p.beta.as_deref().map(typed);
+    let gamma = p.gamma.as_deref().map(typed::<T>);
+    let beta = p.beta.as_deref().map(typed::<T>);
+    run_rows(p, gamma.as_deref(), beta.as_deref(), 0..p.rows, options)
+}
+
+/// Values given as bits, in the kernels' element type.
+pub fn typed<T: Element>(bits: &[u64]) -> Vec<T> {
+    bits.iter().map(|&b| T::from_bits(b)).collect()
+}
+
+/// The kernels' outputs (bits) for the rows `rows` of `p`, with γ and β already in `T`.
+pub fn run_rows<T: Element>(
+    p: &Problem,
+    gamma: Option<&[T]>,
+    beta: Option<&[T]>,
+    rows: std::ops::Range<usize>,
+    options: Options,
+) -> std::result::Result<Vec<u64>, String> {
+    let x = typed::<T>(&p.x[rows.start * p.d..rows.end * p.d]);
     let mut y = vec![T::default(); x.len()];
     let params = Params {
-        gamma: gamma.as_deref(),
-        beta: beta.as_deref(),
+        gamma,
+        beta,
         eps: p.eps.value(),
     };
     kernels::normalize(
         p.op,
         &x,
         &mut y,
-        Layout::contiguous(p.rows, p.d),
+        Layout::contiguous(rows.len(), p.d),
         params,
         options,
     )

@@ -1,6 +1,6 @@
-//! How fast is a verdict? The oracle judges a rows × d f32 tensor while numpy computes an
-//! (inexact) float64 LayerNorm of the same data, measured side by side in one run; the ratio
-//! is what the README quotes.
+//! How fast is a verdict? The oracle judges a rows × d tensor (f32, f16 or bf16) while numpy
+//! computes an (inexact) float64 LayerNorm of the same values, measured side by side in one
+//! run; the ratio is what the README quotes.
 
 use super::{judge_problem, ProblemLabel, Report};
 use crate::adapters::{reference_f64::ReferenceF64, Kernel};
@@ -14,10 +14,13 @@ use std::time::Instant;
 /// One measurement: medians over `repeats` runs, in seconds.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct OracleTiming {
+    pub dtype: String,
     pub rows: usize,
     pub d: usize,
     pub repeats: usize,
     pub verdict_seconds: f64,
+    /// Every run, in order.
+    pub verdict_runs: Vec<f64>,
     pub numpy_seconds: Option<f64>,
     pub ratio: Option<f64>,
     pub threads: usize,
@@ -29,18 +32,18 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// A rows × d f32 LayerNorm problem of N(0,1) data (portable generator).
-pub fn gaussian_problem(rows: usize, d: usize, seed: u64) -> Problem {
+/// A rows × d LayerNorm problem of N(0,1) data rounded to `dtype` (portable generator).
+pub fn gaussian_problem(rows: usize, d: usize, seed: u64, dtype: Dtype) -> Problem {
     let mut rng = Rng::new(seed, 0);
     Problem {
         op: Op::LayerNorm,
-        dtype: Dtype::F32,
+        dtype,
         eps: Eps::from_f32(1e-5).expect("valid"),
         convention: EpsConvention::Inside,
         rows,
         d,
         x: (0..rows * d)
-            .map(|_| Dtype::F32.round_f64(rng.normal()))
+            .map(|_| dtype.round_f64(rng.normal()))
             .collect(),
         gamma: None,
         beta: None,
@@ -61,14 +64,24 @@ for _ in range(reps):
 ts.sort(); print(ts[len(ts) // 2])
 "#;
 
-/// Times numpy's float64 LayerNorm of the problem's x; None when python3/numpy is missing.
+/// Times numpy's float64 LayerNorm of the problem's x (as f32 values, which hold the narrow
+/// formats exactly); None when python3/numpy is missing.
 fn time_numpy(problem: &Problem, repeats: usize) -> Result<Option<f64>> {
     let dir = std::env::temp_dir().join(format!("normoracle-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("x.npy");
     npy::write(
         &path,
-        &npy::from_bits(vec![problem.rows, problem.d], problem.dtype, &problem.x)?,
+        &npy::NpyArray::new(
+            vec![problem.rows, problem.d],
+            npy::NpyData::F32(
+                problem
+                    .x
+                    .iter()
+                    .map(|&b| problem.dtype.to_f64(b) as f32)
+                    .collect(),
+            ),
+        )?,
     )?;
     let out = std::process::Command::new("python3")
         .arg("-c")
@@ -90,8 +103,17 @@ fn time_numpy(problem: &Problem, repeats: usize) -> Result<Option<f64>> {
 }
 
 /// Judges reference-f64's outputs on a rows × d tensor `repeats` times, and times numpy.
-pub fn oracle_vs_numpy(rows: usize, d: usize, repeats: usize, seed: u64) -> Result<OracleTiming> {
-    let problem = gaussian_problem(rows, d, seed);
+pub fn oracle_vs_numpy(
+    rows: usize,
+    d: usize,
+    repeats: usize,
+    seed: u64,
+    dtype: Dtype,
+) -> Result<OracleTiming> {
+    if dtype == Dtype::F64 {
+        return Err(Error::usage("bench-oracle takes f32, f16 or bf16"));
+    }
+    let problem = gaussian_problem(rows, d, seed, dtype);
     let y = ReferenceF64.run(&problem).map_err(Error::input)?;
     let numpy_seconds = time_numpy(&problem, repeats)?;
     let mut times = Vec::new();
@@ -113,8 +135,10 @@ pub fn oracle_vs_numpy(rows: usize, d: usize, repeats: usize, seed: u64) -> Resu
         times.push(start.elapsed().as_secs_f64());
         passed &= report.passed();
     }
-    let verdict_seconds = median(times);
+    let verdict_seconds = median(times.clone());
     Ok(OracleTiming {
+        dtype: dtype.to_string(),
+        verdict_runs: times,
         rows,
         d,
         repeats,

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod bench;
 pub mod error_model;
+pub mod fast_reference;
 mod model;
 pub mod report;
 pub mod severity;
@@ -36,6 +37,10 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use tolerance::{ElementTerms, RowBound};
 pub use verdict::{Severity, Tally, Tier};
+
+/// An element bit for bit equal to the fast reference takes its error statistics from t's
+/// f64 approximation when that is this accurate, relative to |t| (2^-42).
+const FAST_STATISTICS_RELATIVE_ERROR: f64 = 2.273_736_754_432_320_6e-13;
 
 /// How many failures a report lists in full.
 pub const FAILURES_LISTED: usize = 10;
@@ -537,12 +542,15 @@ impl Parameters {
     }
 }
 
+/// Judges row `r`. `expected`: the fast reference's outputs of the row
+/// ([`fast_reference`]), used where the row's statistics allow it.
 fn judge_row(
     problem: &Problem,
     params: &Parameters,
     r: usize,
     actual: &[u64],
     label: &ProblemLabel,
+    expected: Option<&[u64]>,
 ) -> RowOutcome {
     let dtype = problem.dtype;
     let d = problem.d;
@@ -554,6 +562,7 @@ fn judge_row(
         return RowOutcome { tally, failures };
     }
     let mut squares = SquaredErrors::default();
+    let expected = expected.filter(|_| fast_reference::row_applies(&stats));
     let values: Vec<f64> = problem.row(r).iter().map(|&b| dtype.to_f64(b)).collect();
     // Built at the first element that needs it (most rows of a good kernel need none).
     let row_bound_cell = OnceCell::new();
@@ -565,6 +574,29 @@ fn judge_row(
             beta: params.beta[i],
         };
         let e = Element::new(&stats, input);
+        if let Some(t) = expected
+            .filter(|exp| exp[i] == a)
+            .and_then(|_| e.approximate_f64())
+            .filter(|&(t, err)| err <= t.abs() * FAST_STATISTICS_RELATIVE_ERROR)
+        {
+            // Bit for bit the correctly rounded output: the exact tier, with the f64
+            // approximation of t for the error statistics where it is accurate to 2^-42
+            // (elsewhere, as near a cancellation, the exact evaluation below gives it).
+            let o = dtype.to_f64(a);
+            let y = ExactValue {
+                value: t.0,
+                past_max: None,
+            };
+            tally.add(Tier::Exact);
+            let rel_err = if o.is_finite() {
+                y.relative_error(o)
+            } else {
+                0.0
+            };
+            tally.max_rel_err = verdict::max_nan_aware(tally.max_rel_err, rel_err);
+            squares.add(o, &y, o.is_infinite());
+            continue;
+        }
         let eval = match stats.kind {
             RowKind::Defined => e.evaluate(dtype),
             _ => Evaluation {
@@ -654,6 +686,17 @@ pub fn judge_problem(
     label: &ProblemLabel,
     report: &mut Report,
 ) -> Result<()> {
+    judge_problem_with(problem, actual, label, report, true)
+}
+
+/// [`judge_problem`], with or without the fast reference (for comparing the two).
+pub fn judge_problem_with(
+    problem: &Problem,
+    actual: &[u64],
+    label: &ProblemLabel,
+    report: &mut Report,
+    use_fast_reference: bool,
+) -> Result<()> {
     problem.validate()?;
     if actual.len() != problem.rows * problem.d {
         return Err(Error::input(format!(
@@ -665,9 +708,24 @@ pub fn judge_problem(
     }
     let d = problem.d;
     let params = Parameters::of(problem);
-    let outcomes: Vec<RowOutcome> = (0..problem.rows)
+    let fast = use_fast_reference
+        .then(|| fast_reference::FastReference::new(problem))
+        .flatten();
+    let blocks = problem.rows.div_ceil(fast_reference::BLOCK_ROWS);
+    let outcomes: Vec<RowOutcome> = (0..blocks)
         .into_par_iter()
-        .map(|r| judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label))
+        .flat_map_iter(|b| {
+            let first = b * fast_reference::BLOCK_ROWS;
+            let rows = first..(first + fast_reference::BLOCK_ROWS).min(problem.rows);
+            let expected = fast.as_ref().and_then(|f| f.rows(problem, rows.clone()));
+            rows.map(|r| {
+                let exp = expected
+                    .as_deref()
+                    .map(|e| &e[(r - first) * d..(r - first + 1) * d]);
+                judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label, exp)
+            })
+            .collect::<Vec<_>>()
+        })
         .collect();
     if report.domain.is_everything() {
         absorb(report, label, outcomes, true);

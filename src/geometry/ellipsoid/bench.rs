@@ -1,10 +1,12 @@
-//! The N = 4096 benchmark (the hidden size of a 7B model): the decomposition of the
-//! ellipsoid's matrix `Q` by the dense solver and by the secular solver, against
-//! `numpy.linalg.eigh` on the very same matrix, all timed in the same run (median of a few
-//! repeats); optionally the whole certified pipeline.
+//! The N = 4096 benchmark (the hidden size of a 7B model), all timed in the same run (median
+//! of a few repeats): the certified ellipsoid ([`analyze`] with the default flags: secular
+//! solver, structure certification) against `numpy.linalg.eigvalsh` of the very same matrix
+//! `Q` (eigenvalues only, uncertified); optionally the bare decompositions (dense faer and the
+//! secular solver) against `numpy.linalg.eigh`.
 
 use super::concentration::Normal;
 use super::decompose::{symmetric_eigen, Threads};
+use super::verify::Method;
 use super::{analyze, matrices, secular, EllipsoidInput, Options, Solver};
 use crate::artifacts::format::Table;
 use crate::error::{Error, Result};
@@ -21,9 +23,11 @@ pub struct BenchParams {
     pub threads: Threads,
     /// Time numpy too (skipped with a note when python3/numpy is unavailable).
     pub numpy: bool,
-    /// Also run and time the full certified pipeline ([`analyze`]: both routes, MPFR
-    /// residuals, orthonormality bound) with this solver.
-    pub verify: Option<Solver>,
+    /// The certified pipeline's solver and certification (`None`: its default).
+    pub solver: Solver,
+    pub method: Option<Method>,
+    /// Also time the bare decompositions (dense faer, secular) against `numpy.linalg.eigh`.
+    pub decompositions: bool,
 }
 
 impl Default for BenchParams {
@@ -34,22 +38,38 @@ impl Default for BenchParams {
             seed: 0x5eed,
             threads: Threads::Pool(0),
             numpy: true,
-            verify: None,
+            solver: Solver::Secular,
+            method: None,
+            decompositions: false,
         }
     }
 }
 
-/// The full certified run's numbers.
+/// The certified runs' numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PipelineTiming {
     pub solver: Solver,
-    pub seconds: f64,
+    /// How the pairs were certified.
+    pub method: Method,
+    pub seconds: Vec<f64>,
     pub verified: bool,
     pub lambda_max_pair_radius: f64,
     pub zeta_max_pair_radius: f64,
-    pub lambda_orthonormality_defect: f64,
-    pub zeta_orthonormality_defect: f64,
+    /// `‖VᵀV − I‖_F` bounds ([`Method::Residual`] only).
+    pub lambda_orthonormality_defect: Option<f64>,
+    pub zeta_orthonormality_defect: Option<f64>,
     pub max_relative_semi_axis_radius: f64,
+    /// `max |λ − λ_numpy| / max |λ|` against `eigvalsh`, when numpy ran.
+    pub agreement_with_numpy: Option<f64>,
+    /// Whether every eigenvalue numpy's `eigvalsh` returned lies in our certified interval
+    /// widened by `4·N·u·max|λ|` (numpy's backward error, roughly); when numpy ran.
+    pub numpy_within_enclosures: Option<bool>,
+}
+
+impl PipelineTiming {
+    pub fn median(&self) -> f64 {
+        median(&self.seconds)
+    }
 }
 
 /// One timed solver.
@@ -70,12 +90,14 @@ impl Timing {
 pub struct BenchReport {
     pub params: BenchParams,
     pub threads_used: usize,
-    pub dense: Timing,
-    pub secular: Timing,
-    pub numpy_seconds: Option<Vec<f64>>,
+    pub pipeline: PipelineTiming,
+    pub numpy_eigvalsh_seconds: Option<Vec<f64>>,
+    /// With [`BenchParams::decompositions`].
+    pub dense: Option<Timing>,
+    pub secular: Option<Timing>,
+    pub numpy_eigh_seconds: Option<Vec<f64>>,
     /// Why numpy was not timed, if it was not.
     pub numpy_note: Option<String>,
-    pub pipeline: Option<PipelineTiming>,
 }
 
 pub fn median(v: &[f64]) -> f64 {
@@ -90,18 +112,18 @@ pub fn median(v: &[f64]) -> f64 {
 }
 
 impl BenchReport {
-    pub fn numpy_median(&self) -> Option<f64> {
-        self.numpy_seconds.as_deref().map(median)
+    /// The certified ellipsoid's median time over numpy eigvalsh's (< 1: ours is faster).
+    pub fn certified_over_eigvalsh(&self) -> Option<f64> {
+        self.numpy_eigvalsh_seconds
+            .as_deref()
+            .map(|t| self.pipeline.median() / median(t))
     }
 
-    /// numpy's median time over the dense solver's (> 1: ours is faster).
-    pub fn dense_ratio(&self) -> Option<f64> {
-        self.numpy_median().map(|t| t / self.dense.median())
-    }
-
-    /// numpy's median time over the secular solver's.
-    pub fn secular_ratio(&self) -> Option<f64> {
-        self.numpy_median().map(|t| t / self.secular.median())
+    /// numpy eigh's median time over a decomposition's (> 1: ours is faster).
+    pub fn eigh_over(&self, t: &Timing) -> Option<f64> {
+        self.numpy_eigh_seconds
+            .as_deref()
+            .map(|n| median(n) / t.median())
     }
 }
 
@@ -125,7 +147,25 @@ fn agreement(ours: &[f64], numpy: &[f64]) -> f64 {
         / scale
 }
 
-/// Runs the benchmark; `log` receives one line per phase.
+fn time_runs(
+    name: &str,
+    n: usize,
+    repeats: usize,
+    log: &dyn Fn(&str),
+    mut solve: impl FnMut() -> Result<Vec<f64>>,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut seconds = Vec::new();
+    let mut values = Vec::new();
+    for r in 0..repeats {
+        log(&format!("{name}: N = {n} (run {}/{repeats})", r + 1));
+        let t = Instant::now();
+        values = solve()?;
+        seconds.push(t.elapsed().as_secs_f64());
+    }
+    Ok((seconds, values))
+}
+
+/// Runs the benchmark; `log` receives one line per phase, `tick` the certified pairs.
 pub fn run(
     params: &BenchParams,
     log: &dyn Fn(&str),
@@ -143,82 +183,94 @@ pub fn run(
     let g = bench_gains(n, params.seed);
     let q = matrices::tight_form_dense(&g);
     let null = matrices::nullity(&g);
-    let time = |name: &str, solve: &dyn Fn() -> Result<Vec<f64>>| -> Result<(Vec<f64>, Vec<f64>)> {
-        let mut seconds = Vec::new();
-        let mut values = Vec::new();
-        for r in 0..params.repeats {
-            log(&format!(
-                "{name}: decomposing the {n}×{n} matrix (run {}/{})",
-                r + 1,
-                params.repeats
-            ));
-            let t = Instant::now();
-            values = solve()?;
-            seconds.push(t.elapsed().as_secs_f64());
+    let mut numpy_note = (!params.numpy).then(|| "numpy not requested".to_string());
+    let mut numpy = |mode: &str| -> Option<(Vec<f64>, Vec<f64>)> {
+        if numpy_note.is_some() {
+            return None;
         }
-        Ok((seconds, values))
+        log(&format!("numpy: numpy.linalg.{mode} on the same matrix"));
+        match time_numpy(&q, n, params.repeats, params.seed, mode) {
+            Ok(r) => Some(r),
+            Err(note) => {
+                numpy_note = Some(note);
+                None
+            }
+        }
     };
-    let (dense_seconds, dense_values) = time("dense (faer)", &|| {
-        Ok(symmetric_eigen(n, &q, params.threads)?.values)
-    })?;
-    let (secular_seconds, mut secular_values) = time("secular", &|| {
-        let k = secular::gram_eigen(&g, params.threads);
-        Ok(secular::tight_form_eigen(&g, &k, null).values)
-    })?;
-    secular_values.sort_by(f64::total_cmp);
-    let (numpy_seconds, numpy_note, numpy_values) = if params.numpy {
-        log("numpy: numpy.linalg.eigh on the same matrix");
-        match time_numpy(&q, n, params.repeats, params.seed) {
-            Ok((times, values)) => (Some(times), None, Some(values)),
-            Err(note) => (None, Some(note), None),
-        }
+    let eigvalsh = numpy("eigvalsh");
+    let (dense, secular, numpy_eigh_seconds) = if params.decompositions {
+        let eigh = numpy("eigh");
+        let eigh_values = eigh.as_ref().map(|e| e.1.as_slice());
+        let (seconds, values) = time_runs("dense (faer)", n, params.repeats, log, || {
+            Ok(symmetric_eigen(n, &q, params.threads)?.values)
+        })?;
+        let dense = Timing {
+            seconds,
+            agreement_with_numpy: eigh_values.map(|w| agreement(&values, w)),
+        };
+        let (seconds, mut values) = time_runs("secular", n, params.repeats, log, || {
+            let k = secular::gram_eigen(&g, params.threads);
+            Ok(secular::tight_form_eigen(&g, &k, null).values)
+        })?;
+        values.sort_by(f64::total_cmp);
+        let secular = Timing {
+            seconds,
+            agreement_with_numpy: eigh_values.map(|w| agreement(&values, w)),
+        };
+        (Some(dense), Some(secular), eigh.map(|e| e.0))
     } else {
-        (None, Some("numpy not requested".to_string()), None)
+        (None, None, None)
     };
-    let pipeline = match params.verify {
-        Some(solver) => {
-            log(&format!(
-                "pipeline ({solver:?}): both routes, MPFR residuals and orthonormality bounds"
-            ));
-            let input = EllipsoidInput::new(g.clone(), None, 0.0)?;
-            let t = Instant::now();
-            let e = analyze(
-                &input,
-                Options {
-                    threads: params.threads,
-                    solver,
-                    tick,
-                },
-            )?;
-            Some(PipelineTiming {
-                solver,
-                seconds: t.elapsed().as_secs_f64(),
-                verified: e.verified(),
-                lambda_max_pair_radius: e.lambda_route.max_pair_radius(),
-                zeta_max_pair_radius: e.zeta_route.max_pair_radius(),
-                lambda_orthonormality_defect: e.lambda_route.orthonormality_defect_upper,
-                zeta_orthonormality_defect: e.zeta_route.orthonormality_defect_upper,
-                max_relative_semi_axis_radius: e.max_relative_semi_axis_radius(),
-            })
-        }
-        None => None,
+    let input = EllipsoidInput::new(g.clone(), None, 0.0)?;
+    let opts = Options {
+        threads: params.threads,
+        solver: params.solver,
+        method: params.method,
+        tick,
+    };
+    let mut last = None;
+    let (seconds, _) = time_runs("certified ellipsoid", n, params.repeats, log, || {
+        last = Some(analyze(&input, opts)?);
+        Ok(Vec::new())
+    })?;
+    let e = last.expect("at least one run");
+    // λ ascending: the nullity's zeros, then 1/ζ for the axes from the longest.
+    let mut ours: Vec<f64> = vec![0.0; null];
+    ours.extend(e.axes.iter().map(|a| a.lambda));
+    let within = |w: &[f64]| {
+        let mut w = w.to_vec();
+        w.sort_by(f64::total_cmp);
+        let scale = w.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let slack = 4.0 * n as f64 * f64::EPSILON * scale;
+        w.iter().enumerate().all(|(i, &x)| {
+            let (lo, hi) = e
+                .lambda_enclosure(i)
+                .unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+            lo - slack <= x && x <= hi + slack
+        })
+    };
+    let pipeline = PipelineTiming {
+        solver: params.solver,
+        method: e.zeta_route.method,
+        seconds,
+        verified: e.verified(),
+        lambda_max_pair_radius: e.lambda_route.max_pair_radius(),
+        zeta_max_pair_radius: e.zeta_route.max_pair_radius(),
+        lambda_orthonormality_defect: e.lambda_route.orthonormality_defect_upper,
+        zeta_orthonormality_defect: e.zeta_route.orthonormality_defect_upper,
+        max_relative_semi_axis_radius: e.max_relative_semi_axis_radius(),
+        agreement_with_numpy: eigvalsh.as_ref().map(|(_, w)| agreement(&ours, w)),
+        numpy_within_enclosures: eigvalsh.as_ref().map(|(_, w)| within(w)),
     };
     Ok(BenchReport {
         params: params.clone(),
         threads_used,
-        dense: Timing {
-            seconds: dense_seconds,
-            agreement_with_numpy: numpy_values.as_deref().map(|w| agreement(&dense_values, w)),
-        },
-        secular: Timing {
-            seconds: secular_seconds,
-            agreement_with_numpy: numpy_values
-                .as_deref()
-                .map(|w| agreement(&secular_values, w)),
-        },
-        numpy_seconds,
-        numpy_note,
         pipeline,
+        numpy_eigvalsh_seconds: eigvalsh.map(|e| e.0),
+        dense,
+        secular,
+        numpy_eigh_seconds,
+        numpy_note,
     })
 }
 
@@ -226,24 +278,30 @@ const NUMPY_SCRIPT: &str = r#"
 import json, sys, time
 import numpy as np
 m = np.load(sys.argv[1])
+mode = sys.argv[4]
 times = []
 for _ in range(int(sys.argv[2])):
     t = time.perf_counter()
-    w, v = np.linalg.eigh(m)
+    if mode == "eigh":
+        w, v = np.linalg.eigh(m)
+    else:
+        w = np.linalg.eigvalsh(m)
     times.append(time.perf_counter() - t)
 np.save(sys.argv[3], w)
 print(json.dumps({"times": times, "numpy": np.__version__}))
 "#;
 
-/// Times numpy in a subprocess (`$NORMORACLE_PYTHON` or `python3`); `Err` is the note to print.
+/// Times numpy (`mode`: eigh or eigvalsh) in a subprocess (`$NORMORACLE_PYTHON` or
+/// `python3`); `Err` is the note to print.
 fn time_numpy(
     q: &[f64],
     n: usize,
     repeats: usize,
     seed: u64,
+    mode: &str,
 ) -> std::result::Result<(Vec<f64>, Vec<f64>), String> {
     let dir = std::env::temp_dir().join(format!(
-        "normoracle-ellipsoid-bench-{}-{seed}",
+        "normoracle-ellipsoid-bench-{}-{seed}-{mode}",
         std::process::id()
     ));
     std::fs::create_dir_all(&dir)
@@ -263,6 +321,7 @@ fn time_numpy(
             .arg(&matrix)
             .arg(repeats.to_string())
             .arg(&values)
+            .arg(mode)
             .output()
             .map_err(|e| format!("numpy skipped: cannot run {python}: {e}"))?;
         if !out.status.success() {
@@ -291,6 +350,13 @@ fn read_values(path: &Path) -> std::result::Result<Vec<f64>, String> {
         .map_err(|e| format!("numpy skipped: {e}"))
 }
 
+fn secs(v: &[f64]) -> String {
+    v.iter()
+        .map(|x| format!("{x:.3}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The report as a table.
 pub fn table(r: &BenchReport) -> Table {
     let mut t = Table::new(["measure", "value"]);
@@ -298,27 +364,84 @@ pub fn table(r: &BenchReport) -> Table {
         "ellipsoid benchmark: N = {} (Q = Pi2 G^-2 Pi2, gains exp(0.3 z), seed {}), median of {} runs, {} thread(s)",
         r.params.n, r.params.seed, r.params.repeats, r.threads_used
     ));
-    let secs = |v: &[f64]| {
-        v.iter()
-            .map(|x| format!("{x:.3}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    for (name, timing, ratio) in [
-        ("dense (faer self-adjoint EVD)", &r.dense, r.dense_ratio()),
-        (
-            "secular (structured, O(N^2))",
-            &r.secular,
-            r.secular_ratio(),
-        ),
+    let p = &r.pipeline;
+    let name = format!(
+        "certified ellipsoid ({} solver, {} certification)",
+        format!("{:?}", p.solver).to_lowercase(),
+        p.method.name()
+    );
+    t.push([format!("{name} median s"), format!("{:.3}", p.median())]);
+    t.push([format!("{name} runs s"), secs(&p.seconds)]);
+    match &r.numpy_eigvalsh_seconds {
+        Some(ns) => {
+            t.push([
+                "numpy.linalg.eigvalsh median s".to_string(),
+                format!("{:.3}", median(ns)),
+            ]);
+            t.push(["numpy.linalg.eigvalsh runs s".to_string(), secs(ns)]);
+        }
+        None => t.push([
+            "numpy".to_string(),
+            r.numpy_note.clone().unwrap_or_default(),
+        ]),
+    }
+    if let Some(ratio) = r.certified_over_eigvalsh() {
+        t.push([
+            "ratio certified / numpy eigvalsh".to_string(),
+            format!("{ratio:.3}"),
+        ]);
+    }
+    t.push(["certified".to_string(), yes_no(p.verified)]);
+    if let Some(a) = p.agreement_with_numpy {
+        t.push([
+            "max |lambda - lambda eigvalsh| / max |lambda|".to_string(),
+            format!("{a:.2e}"),
+        ]);
+    }
+    if let Some(w) = p.numpy_within_enclosures {
+        t.push([
+            "eigvalsh's values within our enclosures (+ 4 N u max|lambda|)".to_string(),
+            yes_no(w),
+        ]);
+    }
+    t.push([
+        "lambda route: max eigenvalue radius".to_string(),
+        format!("{:.3e}", p.lambda_max_pair_radius),
+    ]);
+    t.push([
+        "zeta route: max eigenvalue radius".to_string(),
+        format!("{:.3e}", p.zeta_max_pair_radius),
+    ]);
+    for (route, eta) in [
+        ("lambda", p.lambda_orthonormality_defect),
+        ("zeta", p.zeta_orthonormality_defect),
     ] {
+        if let Some(eta) = eta {
+            t.push([
+                format!("{route} route: |V^T V - I|_F bound"),
+                format!("{eta:.3e}"),
+            ]);
+        }
+    }
+    t.push([
+        "max relative semi-axis enclosure radius".to_string(),
+        format!("{:.3e}", p.max_relative_semi_axis_radius),
+    ]);
+    for (name, timing) in [
+        ("dense (faer self-adjoint EVD)", &r.dense),
+        ("secular (structured, O(N^2))", &r.secular),
+    ] {
+        let Some(timing) = timing else { continue };
         t.push([
             format!("{name} median s"),
             format!("{:.3}", timing.median()),
         ]);
         t.push([format!("{name} runs s"), secs(&timing.seconds)]);
-        if let Some(ratio) = ratio {
-            t.push([format!("{name}: ratio numpy / ours"), format!("{ratio:.2}")]);
+        if let Some(ratio) = r.eigh_over(timing) {
+            t.push([
+                format!("{name}: ratio numpy eigh / ours"),
+                format!("{ratio:.2}"),
+            ]);
         }
         if let Some(a) = timing.agreement_with_numpy {
             t.push([
@@ -327,51 +450,18 @@ pub fn table(r: &BenchReport) -> Table {
             ]);
         }
     }
-    match &r.numpy_seconds {
-        Some(ns) => {
-            t.push([
-                "numpy.linalg.eigh median s".to_string(),
-                format!("{:.3}", median(ns)),
-            ]);
-            t.push(["numpy.linalg.eigh runs s".to_string(), secs(ns)]);
-        }
-        None => t.push([
-            "numpy".to_string(),
-            r.numpy_note.clone().unwrap_or_default(),
-        ]),
-    }
-    if let Some(p) = &r.pipeline {
-        let solver = format!("{:?}", p.solver).to_lowercase();
+    if let Some(ns) = &r.numpy_eigh_seconds {
         t.push([
-            format!("certified pipeline ({solver} solver, both routes + MPFR bounds) s"),
-            format!("{:.2}", p.seconds),
+            "numpy.linalg.eigh median s".to_string(),
+            format!("{:.3}", median(ns)),
         ]);
-        t.push([
-            "certified".to_string(),
-            if p.verified { "yes" } else { "NO" }.to_string(),
-        ]);
-        t.push([
-            "lambda route: max eigenpair residual radius".to_string(),
-            format!("{:.3e}", p.lambda_max_pair_radius),
-        ]);
-        t.push([
-            "zeta route: max eigenpair residual radius".to_string(),
-            format!("{:.3e}", p.zeta_max_pair_radius),
-        ]);
-        t.push([
-            "lambda route: |V^T V - I|_F bound".to_string(),
-            format!("{:.3e}", p.lambda_orthonormality_defect),
-        ]);
-        t.push([
-            "zeta route: |V^T V - I|_F bound".to_string(),
-            format!("{:.3e}", p.zeta_orthonormality_defect),
-        ]);
-        t.push([
-            "max relative semi-axis enclosure radius".to_string(),
-            format!("{:.3e}", p.max_relative_semi_axis_radius),
-        ]);
+        t.push(["numpy.linalg.eigh runs s".to_string(), secs(ns)]);
     }
     t
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "NO" }.to_string()
 }
 
 #[cfg(test)]
@@ -384,21 +474,30 @@ mod tests {
             n: 80,
             repeats: 1,
             threads: Threads::One,
-            verify: Some(Solver::Secular),
+            decompositions: true,
             ..BenchParams::default()
         };
         let r = run(&params, &|_| {}, &|| {}).unwrap();
-        assert_eq!(r.dense.seconds.len(), 1);
-        assert!(r.numpy_seconds.is_some() || r.numpy_note.is_some());
-        for a in [r.dense.agreement_with_numpy, r.secular.agreement_with_numpy]
-            .into_iter()
-            .flatten()
+        assert_eq!(r.pipeline.seconds.len(), 1);
+        assert_eq!(r.pipeline.method, Method::Structure);
+        assert!(r.numpy_eigvalsh_seconds.is_some() || r.numpy_note.is_some());
+        let (dense, secular) = (r.dense.as_ref().unwrap(), r.secular.as_ref().unwrap());
+        for a in [
+            dense.agreement_with_numpy,
+            secular.agreement_with_numpy,
+            r.pipeline.agreement_with_numpy,
+        ]
+        .into_iter()
+        .flatten()
         {
             assert!(a < 1e-10, "numpy and ours disagree: {a}");
         }
-        let p = r.pipeline.as_ref().unwrap();
-        assert!(p.verified);
+        assert!(r.pipeline.numpy_within_enclosures.is_none_or(|w| w));
+        assert!(r.pipeline.verified);
         let md = table(&r).markdown();
+        assert!(
+            md.contains("certified ellipsoid (secular solver, structure certification) median s")
+        );
         assert!(md.contains("dense (faer self-adjoint EVD) median s"));
         assert!(md.contains("secular (structured, O(N^2)) median s"));
     }

@@ -34,6 +34,7 @@ pub mod normal;
 pub mod poly;
 pub mod residual;
 pub mod secular;
+pub mod structure;
 pub mod verify;
 
 use crate::error::{Error, Result};
@@ -43,7 +44,7 @@ use matrices::IntervalOperator;
 use normal::NormalSpace;
 use rug::float::Round;
 use rug::Float;
-use verify::Certificate;
+use verify::{Certificate, Method};
 
 /// Orders up to this also get the exact characteristic-polynomial check.
 pub const EXACT_ORDER_MAX: usize = 8;
@@ -184,6 +185,15 @@ impl Ellipsoid {
                 .is_none_or(|e| e.lambda_counts_match && e.zeta_counts_match && e.reciprocal)
     }
 
+    /// The certified interval of the `i`-th smallest eigenvalue of `Q` in the original units
+    /// (the scaling by `2^(−2·scale_exponent)` is exact unless it leaves f64's normal range).
+    pub fn lambda_enclosure(&self, i: usize) -> Option<(f64, f64)> {
+        let s = -2 * self.scale_exponent;
+        self.lambda_route
+            .enclosure(i)
+            .map(|(lo, hi)| (libm::scalbn(lo, s), libm::scalbn(hi, s)))
+    }
+
     /// The largest certified relative error of a semi-axis, `(hi − lo)/(2·semi_axis)`.
     pub fn max_relative_semi_axis_radius(&self) -> f64 {
         self.axes
@@ -222,6 +232,9 @@ impl std::str::FromStr for Solver {
 pub struct Options<'a> {
     pub threads: Threads,
     pub solver: Solver,
+    /// How the pairs are certified; `None`: [`Method::Structure`] for the secular solver
+    /// (O(N²)), [`Method::Residual`] for the dense one (the only method that applies to it).
+    pub method: Option<Method>,
     /// Called once per verified eigenpair (both routes: `2N` calls).
     pub tick: &'a (dyn Fn() + Sync),
 }
@@ -230,7 +243,8 @@ impl Default for Options<'_> {
     fn default() -> Self {
         Options {
             threads: Threads::One,
-            solver: Solver::Dense,
+            solver: Solver::Secular,
+            method: None,
             tick: &|| {},
         }
     }
@@ -253,32 +267,63 @@ pub fn analyze(input: &EllipsoidInput, opts: Options<'_>) -> Result<Ellipsoid> {
         .collect();
     let null = matrices::nullity(&g);
 
-    let (lambda_eig, zeta_eig) = match opts.solver {
-        Solver::Dense => (
-            symmetric_eigen(n, &matrices::tight_form_dense(&g), opts.threads)?,
-            symmetric_eigen(n, &matrices::gram_dense(&g), opts.threads)?,
-        ),
+    let method = match (opts.solver, opts.method) {
+        (Solver::Dense, Some(Method::Structure)) => {
+            return Err(Error::usage(
+                "the structure certification needs the secular solver (the dense solver is certified by residuals)",
+            ))
+        }
+        (_, Some(m)) => m,
+        (Solver::Dense, None) => Method::Residual,
+        (Solver::Secular, None) => Method::Structure,
+    };
+    let residual = |lambda_eig: &SymEigen, zeta_eig: &SymEigen| {
+        (
+            verify::certify(
+                &IntervalOperator::tight_form(&g),
+                lambda_eig,
+                opts.threads,
+                opts.tick,
+            ),
+            verify::certify(
+                &IntervalOperator::gram(&g),
+                zeta_eig,
+                opts.threads,
+                opts.tick,
+            ),
+        )
+    };
+    let (lambda_eig, zeta_eig, (lambda_route, zeta_route)) = match opts.solver {
+        Solver::Dense => {
+            let lambda_eig = symmetric_eigen(n, &matrices::tight_form_dense(&g), opts.threads)?;
+            let zeta_eig = symmetric_eigen(n, &matrices::gram_dense(&g), opts.threads)?;
+            let routes = residual(&lambda_eig, &zeta_eig);
+            (lambda_eig, zeta_eig, routes)
+        }
         Solver::Secular => {
-            let zeta_eig = secular::gram_eigen(&g, opts.threads);
-            (secular::tight_form_eigen(&g, &zeta_eig, null), zeta_eig)
+            let spectrum = secular::gram_spectrum(&g, opts.threads);
+            let lambda_eig = secular::tight_form_eigen_with(&g, &spectrum.eig, null, opts.threads);
+            let routes = match method {
+                Method::Structure => {
+                    structure::certify(&g, &spectrum, &lambda_eig, null, opts.threads, opts.tick)
+                }
+                Method::Residual => residual(&lambda_eig, &spectrum.eig),
+            };
+            (lambda_eig, spectrum.eig, routes)
         }
     };
-    let lambda_route = verify::certify(
-        &IntervalOperator::tight_form(&g),
-        &lambda_eig,
-        opts.threads,
-        opts.tick,
-    );
-    let zeta_route = verify::certify(
-        &IntervalOperator::gram(&g),
-        &zeta_eig,
-        opts.threads,
-        opts.tick,
-    );
 
+    let route_sines = route_sines(
+        &g,
+        &lambda_eig,
+        &lambda_route,
+        &zeta_eig,
+        null,
+        opts.threads,
+    );
     let mut axes = Vec::with_capacity(n - null);
     let mut routes_agree = lambda_route.complete() && zeta_route.complete();
-    for a in 0..n - null {
+    for (a, &route_sine) in route_sines.iter().enumerate() {
         let li = null + a;
         let zi = n - 1 - a;
         let (lo, hi) = semi_axis_enclosure(n, &lambda_route, li, &zeta_route, zi, scale_exponent);
@@ -288,7 +333,7 @@ pub fn analyze(input: &EllipsoidInput, opts: Options<'_>) -> Result<Ellipsoid> {
         let from_zeta = libm::scalbn((n as f64 * zeta_eig.values[zi]).sqrt(), scale_exponent);
         let semi_axis = best_estimate(from_lambda, from_zeta, lo, hi);
         axes.push(Axis {
-            direction: canonical_sign(lambda_eig.vector(li)),
+            direction: Vec::new(),
             semi_axis,
             semi_axis_lo: lo,
             semi_axis_hi: hi,
@@ -296,10 +341,22 @@ pub fn analyze(input: &EllipsoidInput, opts: Options<'_>) -> Result<Ellipsoid> {
             zeta: libm::scalbn(zeta_eig.values[zi], 2 * scale_exponent),
             angle_bound: lambda_route.angle_bounds[li],
             cluster_size: lambda_route.cluster_of(li).map_or(1, |c| c.members.len()),
-            route_sine: 0.0,
+            route_sine,
         });
     }
-    cross_check_directions(&g, &lambda_eig, &lambda_route, &zeta_eig, null, &mut axes);
+    // The directions last, after the ζ route's vectors are gone (N² doubles each).
+    drop(zeta_eig);
+    let fill = |(a, axis): (usize, &mut Axis)| {
+        axis.direction = canonical_sign(lambda_eig.vector(null + a));
+    };
+    match opts.threads {
+        Threads::One => axes.iter_mut().enumerate().for_each(fill),
+        Threads::Pool(_) => {
+            use rayon::prelude::*;
+            axes.par_iter_mut().enumerate().for_each(fill)
+        }
+    }
+    drop(lambda_eig);
 
     let exact =
         (n <= EXACT_ORDER_MAX).then(|| exact::check_routes(&g, &lambda_route, &zeta_route, null));
@@ -333,34 +390,28 @@ fn semi_axis_enclosure(
 ) -> (f64, f64) {
     let nf = Float::with_val(PREC, n);
     let (mut lo, mut hi) = (Float::new(PREC), Float::with_val(PREC, f64::INFINITY));
-    if let Some(rho) = lambda_route.sorted_radius(li) {
-        // λ ∈ [μ − ρ, μ + ρ]; ℓ = √(N/λ) is decreasing in λ.
-        let mu = Float::with_val(PREC, lambda_route.pairs[li].value);
-        let l_hi = Float::with_val_round(PREC, &mu + rho, Round::Up).0;
-        lo = Float::with_val_round(PREC, &nf / &l_hi, Round::Down)
+    if let Some((l_lo, l_hi)) = lambda_route.enclosure(li) {
+        // ℓ = √(N/λ) is decreasing in λ.
+        lo = Float::with_val_round(PREC, &nf / l_hi, Round::Down)
             .0
             .sqrt_round_owned(Round::Down);
-        let l_lo = Float::with_val_round(PREC, &mu - rho, Round::Down).0;
-        if l_lo > 0 {
-            hi = Float::with_val_round(PREC, &nf / &l_lo, Round::Up)
+        if l_lo > 0.0 {
+            hi = Float::with_val_round(PREC, &nf / l_lo, Round::Up)
                 .0
                 .sqrt_round_owned(Round::Up);
         }
     }
-    if let Some(rho) = zeta_route.sorted_radius(zi) {
-        // ζ ∈ [ν − ρ, ν + ρ]; ℓ = √(Nζ).
-        let nu = Float::with_val(PREC, zeta_route.pairs[zi].value);
-        let z_lo = Float::with_val_round(PREC, &nu - rho, Round::Down).0;
-        if z_lo > 0 {
-            let l = Float::with_val_round(PREC, &nf * &z_lo, Round::Down)
+    if let Some((z_lo, z_hi)) = zeta_route.enclosure(zi) {
+        // ℓ = √(Nζ).
+        if z_lo > 0.0 {
+            let l = Float::with_val_round(PREC, &nf * z_lo, Round::Down)
                 .0
                 .sqrt_round_owned(Round::Down);
             if l > lo {
                 lo = l;
             }
         }
-        let z_hi = Float::with_val_round(PREC, &nu + rho, Round::Up).0;
-        let h = Float::with_val_round(PREC, &nf * &z_hi, Round::Up)
+        let h = Float::with_val_round(PREC, &nf * z_hi, Round::Up)
             .0
             .sqrt_round_owned(Round::Up);
         if h < hi {
@@ -421,19 +472,20 @@ pub fn canonical_sign(v: &[f64]) -> Vec<f64> {
     }
 }
 
-/// Fills `route_sine`: the distance of the ζ route's unit axis `h = Gv/‖Gv‖` from the span of
-/// the λ route's axes of the same cluster, `‖h − Σ_j (h·w_j) w_j‖` (for an isolated axis, the
-/// sine of the angle between the two directions, without the cancellation of `√(1 − cos²)`).
-fn cross_check_directions(
+/// The `route_sine` of every axis: the distance of the ζ route's unit axis `h = Gv/‖Gv‖` from
+/// the span of the λ route's axes of the same cluster, `‖h − Σ_j (h·w_j) w_j‖` (for an
+/// isolated axis, the sine of the angle between the two directions, without the cancellation
+/// of `√(1 − cos²)`).
+fn route_sines(
     g: &[f64],
     lambda_eig: &SymEigen,
     lambda_route: &Certificate,
     zeta_eig: &SymEigen,
     null: usize,
-    axes: &mut [Axis],
-) {
+    threads: Threads,
+) -> Vec<f64> {
     let n = g.len();
-    for (a, axis) in axes.iter_mut().enumerate() {
+    let sine = |a: usize| {
         let zi = n - 1 - a;
         let gv: Vec<f64> = zeta_eig
             .vector(zi)
@@ -447,14 +499,28 @@ fn cross_check_directions(
         let members = lambda_route
             .cluster_of(li)
             .map_or(li..li + 1, |c| c.members.clone());
-        for j in members.filter(|&j| j >= null) {
+        // The axis' own partner first; the rest of a cluster only while the remainder is not
+        // yet at rounding level (projecting out more can only shrink it further, and a large
+        // cluster would cost N per member per axis).
+        let others = members.filter(|&j| j >= null && j != li);
+        for j in std::iter::once(li).chain(others) {
             let w = lambda_eig.vector(j);
             let c: f64 = w.iter().zip(&rest).map(|(x, y)| x * y).sum();
             for (r, x) in rest.iter_mut().zip(w) {
                 *r -= c * x;
             }
+            if rest.iter().map(|x| x * x).sum::<f64>() <= (16.0 * f64::EPSILON).powi(2) {
+                break;
+            }
         }
-        axis.route_sine = rest.iter().map(|x| x * x).sum::<f64>().sqrt();
+        rest.iter().map(|x| x * x).sum::<f64>().sqrt()
+    };
+    match threads {
+        Threads::One => (0..n - null).map(sine).collect(),
+        Threads::Pool(_) => {
+            use rayon::prelude::*;
+            (0..n - null).into_par_iter().map(sine).collect()
+        }
     }
 }
 
@@ -465,7 +531,8 @@ pub fn to_json(e: &Ellipsoid) -> serde_json::Value {
     use serde_json::json;
     let cert = |c: &Certificate| {
         json!({
-            "max_pair_residual": c.pairs.iter().map(|p| p.residual_upper).fold(0.0, f64::max),
+            "method": c.method.name(),
+            "max_pair_residual": c.pairs.iter().map(|p| p.residual_upper).try_fold(0.0, |m: f64, r| r.map(|r| m.max(r))),
             "max_pair_radius": c.max_pair_radius(),
             "residual_frobenius": c.residual_frobenius_upper,
             "orthonormality_defect": c.orthonormality_defect_upper,

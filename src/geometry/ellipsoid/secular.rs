@@ -33,7 +33,7 @@ fn groups(g: &[f64]) -> Vec<(f64, Vec<usize>)> {
 }
 
 /// `|g_j|² − |g_o|²` to full relative accuracy.
-fn pole_difference(gj: f64, go: f64) -> f64 {
+pub fn pole_difference(gj: f64, go: f64) -> f64 {
     (gj - go) * (gj + go)
 }
 
@@ -109,79 +109,197 @@ fn root_in_gap(levels: &[f64], mult: &[f64], i: usize) -> (usize, f64) {
     (origin, tau)
 }
 
+/// Which exact eigenpair of `ΠG²Π` a computed pair approximates (the structure above): what
+/// [`super::structure`] certifies it against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PairKind {
+    /// `ζ = 0`, eigenvector `1` (exactly).
+    Ones,
+    /// `ζ = δ_group`, the `k`-th Helmert vector of the group (`1` on its first `k` members,
+    /// `−k` on member `k`), exactly.
+    Helmert { group: usize, k: usize },
+    /// The root of the secular equation in the gap above group `gap`, computed as
+    /// `ζ = δ_origin + tau` (`origin` is `gap` or `gap + 1`).
+    Root { gap: usize, origin: usize, tau: f64 },
+}
+
+/// The secular decomposition with its structure: the groups of equal `|g|` and, for every
+/// computed pair (ascending, as in `eig`), the exact pair it approximates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GramSpectrum {
+    pub eig: SymEigen,
+    pub kinds: Vec<PairKind>,
+    /// Distinct `|g|`, ascending, and the indices holding each.
+    pub groups: Vec<(f64, Vec<usize>)>,
+}
+
+impl GramSpectrum {
+    /// The distinct `|g|`, ascending.
+    pub fn levels(&self) -> Vec<f64> {
+        self.groups.iter().map(|(a, _)| *a).collect()
+    }
+
+    /// The multiplicities of the levels, as f64.
+    pub fn multiplicities(&self) -> Vec<f64> {
+        self.groups.iter().map(|(_, m)| m.len() as f64).collect()
+    }
+
+    /// For every coordinate, its group.
+    pub fn group_of(&self) -> Vec<usize> {
+        let n = self.eig.n;
+        let mut out = vec![0; n];
+        for (j, (_, members)) in self.groups.iter().enumerate() {
+            for &i in members {
+                out[i] = j;
+            }
+        }
+        out
+    }
+}
+
 /// The eigendecomposition of `ΠG²Π` (ascending eigenvalues, unit eigenvectors).
 pub fn gram_eigen(g: &[f64], threads: Threads) -> SymEigen {
+    gram_spectrum(g, threads).eig
+}
+
+/// [`gram_eigen`] with the structure of every pair. The roots are found in parallel with
+/// [`Threads::Pool`], each independently, and every vector is filled from its pair's
+/// description: the bits do not depend on the thread count.
+pub fn gram_spectrum(g: &[f64], threads: Threads) -> GramSpectrum {
     let n = g.len();
     let groups = groups(g);
     let levels: Vec<f64> = groups.iter().map(|(a, _)| *a).collect();
     let mult: Vec<f64> = groups.iter().map(|(_, m)| m.len() as f64).collect();
-    let mut pairs: Vec<(f64, Vec<f64>)> = Vec::with_capacity(n);
-    pairs.push((0.0, vec![1.0 / (n as f64).sqrt(); n]));
-    for (a, members) in &groups {
+    let mut pairs: Vec<(f64, PairKind)> = Vec::with_capacity(n);
+    pairs.push((0.0, PairKind::Ones));
+    for (group, (a, members)) in groups.iter().enumerate() {
         for k in 1..members.len() {
-            // Helmert: (1, …, 1, −k, 0, …)/√(k(k+1)) on the group.
-            let mut v = vec![0.0; n];
-            let s = 1.0 / ((k * (k + 1)) as f64).sqrt();
-            for &i in &members[..k] {
-                v[i] = s;
-            }
-            v[members[k]] = -(k as f64) * s;
-            pairs.push((a * a, v));
+            pairs.push((a * a, PairKind::Helmert { group, k }));
         }
     }
     let solve = |i: usize| {
         let (origin, tau) = root_in_gap(&levels, &mult, i);
         let go = levels[origin];
-        let mut v = vec![0.0; n];
-        for (a, members) in &groups {
-            let c = 1.0 / (pole_difference(*a, go) - tau);
-            for &m in members {
-                v[m] = c;
-            }
-        }
-        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-        for x in v.iter_mut() {
-            *x /= norm;
-        }
-        (go * go + tau, v)
+        (
+            go * go + tau,
+            PairKind::Root {
+                gap: i,
+                origin,
+                tau,
+            },
+        )
     };
     let gaps = levels.len().saturating_sub(1);
-    let roots: Vec<(f64, Vec<f64>)> = match threads {
+    let roots: Vec<(f64, PairKind)> = match threads {
         Threads::One => (0..gaps).map(solve).collect(),
         Threads::Pool(_) => (0..gaps).into_par_iter().map(solve).collect(),
     };
     pairs.extend(roots);
     pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let values = pairs.iter().map(|p| p.0).collect();
-    let vectors = pairs.into_iter().flat_map(|p| p.1).collect();
-    SymEigen { n, values, vectors }
+    let fill = |v: &mut [f64], kind: &PairKind| match *kind {
+        PairKind::Ones => v.fill(1.0 / (n as f64).sqrt()),
+        PairKind::Helmert { group, k } => {
+            // (1, …, 1, −k, 0, …)/√(k(k+1)) on the group.
+            let members = &groups[group].1;
+            let s = 1.0 / ((k * (k + 1)) as f64).sqrt();
+            for &i in &members[..k] {
+                v[i] = s;
+            }
+            v[members[k]] = -(k as f64) * s;
+        }
+        PairKind::Root { origin, tau, .. } => {
+            let go = levels[origin];
+            for (a, members) in &groups {
+                let c = 1.0 / (pole_difference(*a, go) - tau);
+                for &m in members {
+                    v[m] = c;
+                }
+            }
+            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            for x in v.iter_mut() {
+                *x /= norm;
+            }
+        }
+    };
+    let mut vectors = vec![0.0; n * n];
+    match threads {
+        Threads::One => vectors
+            .chunks_mut(n.max(1))
+            .zip(&pairs)
+            .for_each(|(v, p)| fill(v, &p.1)),
+        Threads::Pool(_) => vectors
+            .par_chunks_mut(n.max(1))
+            .zip(&pairs)
+            .for_each(|(v, p)| fill(v, &p.1)),
+    }
+    GramSpectrum {
+        eig: SymEigen {
+            n,
+            values: pairs.iter().map(|p| p.0).collect(),
+            vectors,
+        },
+        kinds: pairs.iter().map(|p| p.1).collect(),
+        groups,
+    }
 }
 
 /// The eigendecomposition of `Q = (GΠG)⁺` derived from that of `ΠG²Π`: `λ = 1/ζ` with axis
 /// `Gv/‖Gv‖` for every `ζ ≠ 0`, and the normal space (`α/‖α‖` or the zero-gain `e_n`) for
 /// `λ = 0`. The zero eigenvalues of `K` are known by construction (the first `nullity`).
 pub fn tight_form_eigen(g: &[f64], gram: &SymEigen, nullity: usize) -> SymEigen {
+    tight_form_eigen_with(g, gram, nullity, Threads::One)
+}
+
+/// [`tight_form_eigen`], the axes filled in parallel with [`Threads::Pool`] (the same bits).
+pub fn tight_form_eigen_with(
+    g: &[f64],
+    gram: &SymEigen,
+    nullity: usize,
+    threads: Threads,
+) -> SymEigen {
     let n = g.len();
     let mut values = Vec::with_capacity(n);
-    let mut vectors = Vec::with_capacity(n * n);
+    let mut vectors = vec![0.0; n * n];
     let zeros: Vec<usize> = (0..n).filter(|&i| g[i] == 0.0).collect();
     if zeros.is_empty() {
         let alpha: Vec<f64> = g.iter().map(|x| 1.0 / x).collect();
         let norm = alpha.iter().map(|x| x * x).sum::<f64>().sqrt();
         values.push(0.0);
-        vectors.extend(alpha.iter().map(|x| x / norm));
+        for (v, a) in vectors.iter_mut().zip(&alpha) {
+            *v = a / norm;
+        }
     } else {
-        for &z in zeros.iter().take(nullity) {
+        for (j, &z) in zeros.iter().take(nullity).enumerate() {
             values.push(0.0);
-            vectors.extend((0..n).map(|i| if i == z { 1.0 } else { 0.0 }));
+            vectors[j * n + z] = 1.0;
         }
     }
     // Descending ζ gives ascending λ.
-    for i in (nullity..n).rev() {
-        let gv: Vec<f64> = gram.vector(i).iter().zip(g).map(|(v, x)| v * x).collect();
-        let norm = gv.iter().map(|x| x * x).sum::<f64>().sqrt();
-        values.push(1.0 / gram.values[i]);
-        vectors.extend(gv.iter().map(|x| x / norm));
+    values.extend((nullity..n).rev().map(|i| 1.0 / gram.values[i]));
+    let axis = |(j, out): (usize, &mut [f64])| {
+        let v = gram.vector(n - 1 - (j - nullity));
+        for ((o, x), gi) in out.iter_mut().zip(v).zip(g) {
+            *o = x * gi;
+        }
+        let norm = out.iter().map(|x| x * x).sum::<f64>().sqrt();
+        for o in out.iter_mut() {
+            *o /= norm;
+        }
+    };
+    if n > 0 {
+        let rest = &mut vectors[nullity * n..];
+        match threads {
+            Threads::One => rest
+                .chunks_mut(n)
+                .enumerate()
+                .map(|(k, c)| (k + nullity, c))
+                .for_each(axis),
+            Threads::Pool(_) => rest
+                .par_chunks_mut(n)
+                .enumerate()
+                .map(|(k, c)| (k + nullity, c))
+                .for_each(axis),
+        }
     }
     SymEigen { n, values, vectors }
 }
