@@ -14,6 +14,7 @@ pub mod cases;
 pub mod dtype;
 pub mod error;
 pub mod exact;
+pub mod experiments;
 pub mod fuzzing;
 pub mod geometry;
 pub mod harness;
