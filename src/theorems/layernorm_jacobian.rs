@@ -58,7 +58,7 @@ pub fn jacobian(x: &[Rational], eps: &Rational) -> Option<(Matrix, Rational)> {
     if big_d.cmp0() != Ordering::Greater {
         return None;
     }
-    let scale = Rational::from(len_q(x) * &big_d);
+    let scale = len_q(x) * &big_d;
     let inv_d = Rational::from(d).recip();
     let m = (0..d)
         .map(|i| {
