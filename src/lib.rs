@@ -15,6 +15,7 @@ pub mod domain;
 pub mod dtype;
 pub mod error;
 pub mod exact;
+pub mod experiments;
 pub mod fuzzing;
 pub mod geometry;
 pub mod harness;

@@ -117,10 +117,60 @@ fn figure1d(p: &Params) -> crate::Result<Output> {
     figure(p, "layernorm".parse()?)
 }
 
+fn figure1d_eps(p: &Params) -> crate::Result<Output> {
+    use crate::geometry::selectability::eps_grid::{artifact, EpsGridParams};
+    let params = EpsGridParams::paper(p.seed)?;
+    let bar = super::progress::bar(params.cells() as u64, "cells", true);
+    let (table, svg) = artifact(&params, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    Ok(Output::Figure(table, svg))
+}
+
+#[cfg(feature = "candle")]
+fn majority(p: &Params) -> crate::Result<Output> {
+    use crate::experiments::majority::{artifact, MajorityConfig, Variant};
+    let cfg = MajorityConfig::reproduction_from(p.seed);
+    let steps = cfg.steps() * cfg.seeds.len() * Variant::ALL.len();
+    let bar = super::progress::bar(steps as u64, "training steps", true);
+    let (table, svg) = artifact(&cfg, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    Ok(Output::Figure(table, svg))
+}
+
+#[cfg(not(feature = "candle"))]
+fn majority(_p: &Params) -> crate::Result<Output> {
+    Err(crate::Error::usage(
+        "the majority artifact trains with candle: build normoracle with --features candle",
+    ))
+}
+
 fn eps_counterexample(_p: &Params) -> crate::Result<Output> {
     Ok(Output::Table(
         crate::geometry::selectability::counterexamples::eps_counterexample()?.0,
     ))
+}
+
+/// The seed an artifact uses when neither `--seed` nor `NORMORACLE_SEED` sets one: the authors'
+/// own where the artifact redoes their experiment (Brody et al.'s Figure 1 script seeds 123).
+pub fn paper_seed(id: &str) -> Option<u64> {
+    use crate::geometry::selectability::{figure::FigureParams, NormSpec};
+    match id {
+        "figure1c" | "figure1d" | "figure1d-eps" => Some(FigureParams::paper(NormSpec::None).seed),
+        // Seeds 0..=4, as a training script numbers its runs.
+        "majority" => Some(0),
+        _ => None,
+    }
+}
+
+/// The seed of a reproduction: `--seed`, else `NORMORACLE_SEED`, else the artifact's paper seed,
+/// else the project's default.
+pub fn resolve_seed(id: &str, explicit: Option<u64>) -> crate::Result<u64> {
+    match explicit {
+        Some(s) => Ok(s),
+        None => crate::cases::rng::seed_from_env_or(
+            paper_seed(id).unwrap_or(crate::cases::rng::DEFAULT_SEED),
+        ),
+    }
 }
 
 /// Every artifact, in the order `--list` prints them.
@@ -146,6 +196,20 @@ pub fn catalogue() -> Vec<Artifact> {
             machine_independent: true,
             has_figure: true,
             produce: figure1d,
+        },
+        Artifact {
+            id: "figure1d-eps",
+            description: "Brody et al. Fig. 1d with LayerNorm eps = 1e-5 (PyTorch's default) on the same grid, and an eps sweep at d = 3, exact certificates, SVG",
+            machine_independent: true,
+            has_figure: true,
+            produce: figure1d_eps,
+        },
+        Artifact {
+            id: "majority",
+            description: "Brody et al. Fig. 2-3: the majority task trained with and without LayerNorm's projection (candle CPU, 5 seeds): loss, accuracy, query angle to 1, steps to 90%, SVG",
+            machine_independent: false,
+            has_figure: true,
+            produce: majority,
         },
         Artifact {
             id: "eps-counterexample",
@@ -190,4 +254,29 @@ pub fn catalogue() -> Vec<Artifact> {
             produce: bench,
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_artifacts_default_to_the_authors_seed() {
+        for id in ["figure1c", "figure1d", "figure1d-eps"] {
+            assert_eq!(paper_seed(id), Some(123), "{id}");
+            assert_eq!(resolve_seed(id, Some(7)).unwrap(), 7);
+        }
+        assert_eq!(paper_seed("theorems"), None);
+        if std::env::var(crate::cases::rng::SEED_ENV).is_err() {
+            assert_eq!(resolve_seed("figure1c", None).unwrap(), 123);
+            assert_eq!(
+                resolve_seed("theorems", None).unwrap(),
+                crate::cases::rng::DEFAULT_SEED
+            );
+        }
+        let ids: Vec<&str> = catalogue().iter().map(|a| a.id).collect();
+        for id in ["figure1c", "figure1d"] {
+            assert!(ids.contains(&id), "{id}");
+        }
+    }
 }

@@ -58,7 +58,8 @@ pub fn provenance(a: &Artifact, p: &Params, format: &str) -> Vec<String> {
         if a.machine_independent {
             "machine-independent: yes (same bytes on every machine and thread count)".to_string()
         } else {
-            "machine-independent: NO (timings of this machine)".to_string()
+            "machine-independent: NO (timings or floating-point training of this machine)"
+                .to_string()
         },
     ]
 }

@@ -12,11 +12,16 @@ pub const DEFAULT_SEED: u64 = 0x6e6f_726d; // "norm"
 
 /// The seed from the environment, or the default. A malformed value is an error.
 pub fn seed_from_env() -> crate::Result<u64> {
+    seed_from_env_or(DEFAULT_SEED)
+}
+
+/// The seed from the environment, or `fallback`. A malformed value is an error.
+pub fn seed_from_env_or(fallback: u64) -> crate::Result<u64> {
     match std::env::var(SEED_ENV) {
         Ok(s) => s.trim().parse().map_err(|_| {
             crate::Error::usage(format!("{SEED_ENV}='{s}' is not an unsigned integer"))
         }),
-        Err(_) => Ok(DEFAULT_SEED),
+        Err(_) => Ok(fallback),
     }
 }
 

@@ -373,7 +373,7 @@ fn report_text(e: &Ellipsoid, format: Format) -> String {
         line(
             &mut out,
             format!(
-                "note: Riechers' Drazin-inverse semi-axes {} bound the image but are not attained",
+                "note: Riechers' Drazin-inverse ellipsoid (lengths {}) contains the image and touches it only where the centred input vanishes on every zero gain; its lengths are not the image's semi-axes",
                 vec_text(d)
             ),
         );

@@ -80,7 +80,8 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Run the battery through a kernel (shared library or builtin) and judge it.
     Fuzz(fuzz::Args),
-    /// The papers' theorems, each checked in exact arithmetic, with their verdicts.
+    /// The papers' theorems, each checked in exact arithmetic, with their verdicts
+    /// ("verified": exact checks on the seeded instances tried, not a proof for all d).
     Theorems(theorems::Args),
     /// Throughput of the native kernels vs a memcpy of the same bytes, the floor (what every
     /// kernel must do) and candle-nn.

@@ -1,9 +1,8 @@
 //! `normoracle reproduce`: every table and figure the project produces, with its provenance.
 
 use super::Outcome;
-use normoracle::artifacts::catalogue::catalogue;
+use normoracle::artifacts::catalogue::{catalogue, resolve_seed};
 use normoracle::artifacts::registry::{self, Params};
-use normoracle::cases::rng;
 use normoracle::{Error, Result};
 
 #[derive(clap::Args, Debug)]
@@ -17,6 +16,8 @@ pub struct Args {
     /// md, csv, latex, json, or svg (figures).
     #[arg(long, default_value = "md")]
     pub format: String,
+    /// Seed (else NORMORACLE_SEED, else the paper's own seed where the artifact redoes an
+    /// experiment, e.g. 123 for figure1c/figure1d, else the project's default).
     #[arg(long)]
     pub seed: Option<u64>,
 }
@@ -40,10 +41,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             "unknown artifact '{id}' (normoracle reproduce --list)"
         ))
     })?;
-    let seed = match args.seed {
-        Some(s) => s,
-        None => rng::seed_from_env()?,
-    };
+    let seed = resolve_seed(artifact.id, args.seed)?;
     print!(
         "{}",
         registry::render(artifact, &Params { seed }, &args.format)?

@@ -1,5 +1,6 @@
 //! `normoracle theorems`: the papers' theorems, each checked in exact arithmetic, listed with
-//! their verdicts. Exit 0 only when every theorem verified.
+//! their verdicts. Exit 0 only when every theorem verified ("verified": exact checks on the
+//! seeded instances tried, not a proof for all d; see `theorems::VERIFIED_MEANS`).
 
 use super::Outcome;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

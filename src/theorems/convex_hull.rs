@@ -1,6 +1,17 @@
 //! Brody, Alon, Yahav (2023) Theorem 1: a key in the convex hull of the other keys never gets
 //! the strictly highest score; LayerNorm (ε = 0) makes every key selectable.
 //!
+//! Why the closed-hull form. The paper's Theorem 1 takes h_n *interior* to the hull of S and
+//! concludes max_{i<n} v·h_i > v·h_n for every v ≠ 0. An interior point needs a
+//! full-dimensional hull, so the theorem is vacuous for LayerNorm keys (all in the hyperplane
+//! 1⊥) and whenever n ≤ d; and the proof in its Appendix A fixes the index i before the query
+//! (the index must depend on v). The form checked here, h_i ∈ conv(others) ⇒ for every v some
+//! other key scores ≥ v·h_i, holds for boundary points and flat hulls alike, has the converse
+//! (Motzkin) and so an exact certificate either way, and is what "unselectable" means in
+//! `normoracle unselectable`. For d = 2, LayerNorm's image is the two points ±(1, −1): with
+//! n ≥ 3 keys some output repeats and the repeated key is unselectable, so "every key is
+//! selectable after LayerNorm" needs d ≥ 3.
+//!
 //! The checker drives the exact engine of `geometry::selectability` over fixed adversarial
 //! sets and seeded random ones, and accepts a case only when (a) the verdict is the one the
 //! construction forces, (b) the certificate passes the simple exact checker, and (c) the fast
@@ -18,7 +29,7 @@ use rug::Rational;
 
 pub const ID: &str = "convex-hull-unselectable";
 
-pub const STATEMENT: &str = "If h_i lies in the convex hull of the other keys (Σλ_j h_j = h_i, λ ≥ 0, Σλ = 1), then for every query v some other key scores at least as high: max_{j≠i} v·h_j ≥ v·h_i, so key i is never selected; with biases, the same holds when also Σλ_j b_j ≥ b_i. Conversely (Motzkin) a key outside that hull is the unique maximizer of some query. After LayerNorm with ε = 0 every key whose centred input has its own direction is selectable: the query u_i = x_i − μ_i gives it score √d‖u_i‖ > √d u_i·u_j/‖u_j‖ (strict Cauchy–Schwarz).";
+pub const STATEMENT: &str = "If h_i lies in the convex hull of the other keys (Σλ_j h_j = h_i, λ ≥ 0, Σλ = 1), then for every query v some other key scores at least as high: max_{j≠i} v·h_j ≥ v·h_i, so key i is never selected; with biases, the same holds when also Σλ_j b_j ≥ b_i. Conversely (Motzkin) a key outside that hull is the unique maximizer of some query. After LayerNorm with ε = 0 every key whose centred input has its own direction is selectable: the query u_i = x_i − μ_i gives it score √d‖u_i‖ > √d u_i·u_j/‖u_j‖ (strict Cauchy–Schwarz). This is the closed-hull form: Brody et al.'s Theorem 1 assumes h_n interior to the hull and concludes a strict max_{i<n} v·h_i > v·h_n, which needs a full-dimensional hull, so it says nothing about LayerNorm keys (all in 1⊥) or about n ≤ d keys, and its Appendix A proof picks the hull vertex i independently of v; the closed form needs neither and has an exact certificate either way. For d = 2 LayerNorm has only the outputs ±(1, −1): three or more keys always include a duplicate, which is unselectable.";
 
 pub const SOURCE: &str = "Brody, Alon, Yahav 2023, §4 Theorem 1";
 

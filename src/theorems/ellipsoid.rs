@@ -25,7 +25,10 @@ semi-axes sqrt(N/lambda) = sqrt(N zeta), zeta the nonzero eigenvalues of Pi G^2 
 endpoint of the axis of zeta is LN(v) for its eigenvector v at eps = 0, and no output reaches beyond it. With \
 k zero gains the normal space is span{e_n : g_n = 0} and the tight form is Q = (G Pi G)^+ (G_c^-2 + \
 alpha_c alpha_c^T/k on the nonzero coordinates); Riechers' Drazin-inverse form diag(1/g_n^2) contains the \
-outputs but its semi-axes sqrt(N)|g_n| are never attained (the support along e_n is sqrt(N-1)|g_n|).";
+outputs and touches them exactly at the outputs of eps = 0 whose centred input Pi a vanishes on every zero \
+gain (equivalently sum over g_n != 0 of (y_n - b_n)/g_n = 0; such outputs exist iff two gains are nonzero, \
+e.g. g = (1, 1, 0): y = +-sqrt(3)(1, -1, 0)/sqrt(2)), but its lengths sqrt(N)|g_n| are not the image's \
+semi-axes: the support along e_n is sqrt(N-1)|g_n|, so the endpoints b +- sqrt(N) g_n e_n are never outputs.";
 
 pub fn entry() -> TheoremEntry {
     TheoremEntry {
@@ -109,6 +112,21 @@ pub fn check_output(
     a: &[Rational],
     directions: &[Vec<Rational>],
 ) -> Result<(), String> {
+    check_output_against(inst, q, a, directions, drazin_contact_predicted)
+}
+
+/// Which outputs a statement says touch the Drazin ellipsoid.
+pub type ContactRule = fn(&Instance, &[Rational]) -> bool;
+
+/// [`check_output`] against a stated contact rule (the true one is
+/// [`drazin_contact_predicted`]; a wrong one must be caught).
+pub fn check_output_against(
+    inst: &Instance,
+    q: &Matrix,
+    a: &[Rational],
+    directions: &[Vec<Rational>],
+    contact: ContactRule,
+) -> Result<(), String> {
     let n = inst.n();
     let nn = Rational::from(n as u64);
     let (w, d, p) = scaled_output(inst, a);
@@ -181,6 +199,15 @@ pub fn check_output(
     if !literal_ok {
         return Err(format!(
             "(y-b)^T G^-2 (y-b) = {literal} inconsistent (form {form}) for {}",
+            case()
+        ));
+    }
+    // Where the Drazin ellipsoid touches the image: N·(‖Πa‖² − Σ_{g_z = 0}(Πa)_z²)/D = N
+    // exactly when ε = 0 and Πa vanishes on the zero gains.
+    if k > 0 && (literal == nn) != contact(inst, a) {
+        return Err(format!(
+            "(y-b)^T G^-2 (y-b) = {literal}: contact with the Drazin ellipsoid {} predicted for {}",
+            if literal == nn { "not" } else { "" },
             case()
         ));
     }
@@ -368,6 +395,34 @@ pub fn check_axes(gain: &[Rational]) -> Result<usize, String> {
     Ok(n - nullity)
 }
 
+/// Whether `LN(a)` lies on the surface of Riechers' Drazin ellipsoid (some gain zero): exactly
+/// when `ε = 0` and the centred input `Πa` is nonzero but vanishes on every zero gain.
+pub fn drazin_contact_predicted(inst: &Instance, a: &[Rational]) -> bool {
+    let n = Rational::from(inst.n() as u64);
+    let mean = a.iter().cloned().sum::<Rational>() / &n;
+    let centred_on = |i: usize| Rational::from(&a[i] - &mean);
+    inst.eps.cmp0() == Ordering::Equal
+        && (0..inst.n()).any(|i| centred_on(i).cmp0() != Ordering::Equal)
+        && inst
+            .zero_gains()
+            .iter()
+            .all(|&z| centred_on(z).cmp0() == Ordering::Equal)
+}
+
+/// An input whose output touches the Drazin ellipsoid (`e_i − e_j` on two nonzero gains), when
+/// the gain has a zero and two nonzero entries.
+pub fn drazin_contact_input(gain: &[Rational]) -> Option<Vec<Rational>> {
+    if zero_gains(gain).is_empty() {
+        return None;
+    }
+    let mut nonzero = (0..gain.len()).filter(|&i| gain[i].cmp0() != Ordering::Equal);
+    let (i, j) = (nonzero.next()?, nonzero.next()?);
+    let mut a = vec![Rational::new(); gain.len()];
+    a[i] = Rational::from(1);
+    a[j] = Rational::from(-1);
+    Some(a)
+}
+
 /// With zero gains, Riechers' Drazin semi-axis `√N|g_i|` along `e_i` exceeds the support of the
 /// image along `e_i`, `N·e_iᵀGΠGe_i = (N − 1)g_i²` (so its endpoint is never an output), while
 /// the tight form's semi-axes are attained ([`check_axes`]).
@@ -491,6 +546,15 @@ pub fn check_gain(gain: &[Rational], cases: &mut Cases, outputs: usize) -> Resul
     check_drazin_overshoot(gain)?;
     let q = exact::tight_form(gain);
     let mut tried = 1;
+    if let Some(a) = drazin_contact_input(gain) {
+        let inst = Instance {
+            gain: gain.to_vec(),
+            bias: cases.vector(n),
+            eps: Rational::new(),
+        };
+        check_output(&inst, &q, &a, &[])?;
+        tried += 1;
+    }
     for _ in 0..outputs {
         let inst = Instance {
             gain: gain.to_vec(),
@@ -581,6 +645,65 @@ mod tests {
             eps: Rational::new(),
         };
         assert!(check_output(&inst, &q_wrong, &ints(&[1, 2, 3, 5]), &[]).is_err());
+    }
+
+    #[test]
+    fn the_drazin_circle_touches_the_image_of_1_1_0() {
+        // g = (1, 1, 0), a = (1, −1, 0): y = LN(a) = √3·(1, −1, 0)/√2 exactly (w = a, D = 2,
+        // y = √(3/2)·w), and y₁² + y₂² = 3 = N: on the Drazin circle of radius √3.
+        let gain = ints(&[1, 1, 0]);
+        let inst = Instance {
+            gain: gain.clone(),
+            bias: ints(&[0, 0, 0]),
+            eps: Rational::new(),
+        };
+        let a = ints(&[1, -1, 0]);
+        let (w, d, _) = scaled_output(&inst, &a);
+        assert_eq!(
+            (w.clone(), d.clone()),
+            (ints(&[1, -1, 0]), Rational::from(2))
+        );
+        let y2: Vec<Rational> = w
+            .iter()
+            .map(|x| Rational::from(x.square_ref()) * 3u32 / &d)
+            .collect();
+        let half3 = Rational::from((3, 2));
+        assert_eq!(y2, vec![half3.clone(), half3, Rational::new()]);
+        assert_eq!(y2.iter().cloned().sum::<Rational>(), Rational::from(3));
+        assert!(drazin_contact_predicted(&inst, &a));
+        assert_eq!(drazin_contact_input(&gain), Some(a.clone()));
+        check_output(&inst, &exact::tight_form(&gain), &a, &[]).unwrap();
+        // The other outputs stay strictly inside: a = (1, 0, 0) has (Πa)₃ = −1/3 ≠ 0.
+        assert!(!drazin_contact_predicted(&inst, &ints(&[1, 0, 0])));
+        // With ε > 0 nothing touches; with one nonzero gain no contact input exists.
+        let shrunk = Instance {
+            eps: Rational::from((1, 100)),
+            ..inst.clone()
+        };
+        assert!(!drazin_contact_predicted(&shrunk, &a));
+        assert_eq!(drazin_contact_input(&ints(&[1, 0, 0])), None);
+        assert_eq!(drazin_contact_input(&ints(&[1, 2])), None);
+    }
+
+    #[test]
+    fn a_never_attained_claim_is_caught() {
+        // The old statement ("the Drazin semi-axes are never attained") as a predicate: the
+        // checker must reject it at the contact point of g = (1, 1, 0).
+        let inst = Instance {
+            gain: ints(&[1, 1, 0]),
+            bias: ints(&[0, 0, 0]),
+            eps: Rational::new(),
+        };
+        let q = exact::tight_form(&inst.gain);
+        let never: ContactRule = |_, _| false;
+        let e = check_output_against(&inst, &q, &ints(&[1, -1, 0]), &[], never).unwrap_err();
+        assert!(e.contains("contact"), "{e}");
+        // Nor may every ε = 0 output be claimed on the surface.
+        let always: ContactRule = |i, _| i.eps.cmp0() == Ordering::Equal;
+        assert!(check_output_against(&inst, &q, &ints(&[1, 0, 0]), &[], always).is_err());
+        for a in [ints(&[1, -1, 0]), ints(&[1, 0, 0]), ints(&[2, 5, 1])] {
+            check_output(&inst, &q, &a, &[]).unwrap();
+        }
     }
 
     #[test]

@@ -17,12 +17,15 @@ pub mod faults;
 pub mod float_corollaries;
 pub mod formal;
 pub mod inputs;
+pub mod layernorm_jacobian;
 pub mod norm_sqrt_d;
 pub mod projection;
 pub mod rms_vs_layer;
+pub mod rmsnorm_image;
 pub mod surd;
 pub mod two_point_map;
 pub mod uniform_attention;
+pub mod uniform_attention_gain;
 
 pub mod ellipsoid;
 
@@ -39,6 +42,9 @@ pub struct Budget {
 
 /// The seed `normoracle theorems` uses unless told otherwise.
 pub const DEFAULT_SEED: u64 = 20230612;
+
+/// What the verdict "verified" means, printed with every table of verdicts.
+pub const VERIFIED_MEANS: &str = "verified = every claim held, decided in exact arithmetic, on the instances tried (the fixed edge cases and the seeded random ones); it is not a proof for all d";
 
 /// The random cases per theorem `normoracle theorems` tries unless told otherwise.
 pub const DEFAULT_CASES: usize = 64;
@@ -84,6 +90,9 @@ pub fn catalogue() -> Vec<TheoremEntry> {
         float_corollaries::entry(),
         ellipsoid::entry(),
         convex_hull::entry(),
+        uniform_attention_gain::entry(),
+        rmsnorm_image::entry(),
+        layernorm_jacobian::entry(),
     ]
 }
 
@@ -153,6 +162,7 @@ pub fn table(runs: &[TheoremRun], budget: Budget) -> Table {
         "normoracle theorems: seed {}, {} random cases per theorem plus fixed edge cases; exact arithmetic",
         budget.seed, budget.cases
     ));
+    t.comment(VERIFIED_MEANS);
     for r in runs {
         t.push([
             r.entry.id.to_string(),
@@ -316,6 +326,7 @@ mod tests {
         assert_eq!(t.rows[0][4], "verified");
         assert!(t.rows[1][4].starts_with("FAILED: random case"));
         assert!(t.comments[0].contains("seed 3"));
+        assert!(t.comments[1].contains("not a proof"), "{:?}", t.comments);
     }
 
     #[test]

@@ -267,7 +267,7 @@ pub fn worked_example(title: &str, gain: &[Rational], bias: &[Rational]) -> Resu
             .map(|x| sqrt_text(&Rational::from(&nn * &Rational::from(x.square_ref()))))
             .collect();
         t.push([
-            "Riechers' Drazin-inverse semi-axes sqrt(N) |g_n| (not attained)".to_string(),
+            "Riechers' Drazin-inverse lengths sqrt(N) |g_n| (a containing ellipsoid, not the image's semi-axes)".to_string(),
             format!("({})", drazin.join(", ")),
         ]);
         if let Some(i) = (0..n).find(|&i| gain[i].cmp0() != Ordering::Equal) {
@@ -282,6 +282,31 @@ pub fn worked_example(title: &str, gain: &[Rational], bias: &[Rational]) -> Resu
                     i + 1
                 ),
                 format!("{need} > N = {n}: not an output"),
+            ]);
+        }
+        let nonzero: Vec<usize> = (0..n)
+            .filter(|&i| gain[i].cmp0() != Ordering::Equal)
+            .collect();
+        if let [i, j, ..] = nonzero[..] {
+            // Where the Drazin ellipsoid touches the image: a = e_i − e_j is centred and zero
+            // on every zero gain, so (y − b)ᵀ diag(1/g²) (y − b) = N·(a_i² + a_j²)/‖a‖² = N.
+            let mut a = vec![Rational::new(); n];
+            a[i] = Rational::from(1);
+            a[j] = Rational::from(-1);
+            let norm2 = dot(&a, &a);
+            let form = Rational::from(
+                &nn * &(Rational::from(a[i].square_ref()) + Rational::from(a[j].square_ref())),
+            ) / &norm2;
+            t.push([
+                format!(
+                    "Drazin contact: a = {}, (y-b)^T diag(1/g^2) (y-b) = N (|y-b|^2 shown at eps = 0)",
+                    vec_text(&a)
+                ),
+                format!(
+                    "{form} = N: LN(a) = b + sqrt(N/|a|^2) G a is on the Drazin surface (|y-b|^2 = {})",
+                    Rational::from(&nn * &(Rational::from(gain[i].square_ref()) + Rational::from(gain[j].square_ref())))
+                        / &norm2
+                ),
             ]);
         }
     }
@@ -376,6 +401,10 @@ mod tests {
         );
         let md = ex.table.markdown();
         assert!(md.contains("(√3, √3)"), "{md}");
+        // The Drazin circle of radius √3 touches the image at ±√3(1, −1, 0)/√2.
+        assert!(md.contains("a = (1, -1, 0)"), "{md}");
+        assert!(md.contains("3 = N: LN(a)"), "{md}");
+        assert!(md.contains("y-b\\|^2 = 3)"), "{md}");
     }
 
     #[test]

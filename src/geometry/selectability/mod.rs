@@ -26,13 +26,14 @@
 //! rational LP as the fallback. Every float answer is turned into a certificate and verified
 //! exactly (`verify.rs`, `exact_solve.rs`); nothing is reported unverified.
 //!
-//! [`figure`] redoes Brody et al.'s Figure 1c/1d; [`counterexamples`] holds the proved
+//! [`figure`] redoes Brody et al.'s Figure 1c/1d ([`eps_grid`]: 1d with ε > 0); [`counterexamples`] holds the proved
 //! statements about ε > 0, RMSNorm and gain/bias.
 
 pub mod certificate;
 pub mod counterexamples;
 mod decide;
 mod decide_scaled;
+pub mod eps_grid;
 pub mod exact_solve;
 pub mod figure;
 pub mod filter;
