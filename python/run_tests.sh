@@ -27,5 +27,9 @@ echo "normoracle wheel built in $((($(date +%s%N) - start) / 1000000)) ms ($prof
 export NORMORACLE_BIN=${NORMORACLE_BIN:-$PWD/target/debug/normoracle}
 [ -x "$NORMORACLE_BIN" ] || cargo build --quiet --bin normoracle
 # Run from outside the source tree, so that the installed package is what is imported.
+# examples/python's tests (the default battery through each example kernel, the same kernels
+# python/tests compares with the CLI) run with NORMORACLE_PY_EXAMPLES=1.
 cd python/tests
-exec "../../$venv/bin/python" -m pytest -q -p no:cacheprovider . ../../examples/python "$@"
+examples=()
+[ "${NORMORACLE_PY_EXAMPLES:-0}" = 1 ] && examples=(../../examples/python)
+exec "../../$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=5 . "${examples[@]}" "$@"

@@ -23,8 +23,8 @@ def same_verdict(report, theirs):
     assert [f["case"] for f in report.failures] == [f["case"] for f in theirs["failures"]]
 
 
-@pytest.mark.parametrize("variant", ["two-pass", "fast-variance"])
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+# A slice of the accuracy table's jax rows (each takes tens of seconds on CI's 2 cores).
+@pytest.mark.parametrize("variant, dtype", [("fast-variance", "f32"), ("two-pass", "f16"), ("two-pass", "bf16")])
 def test_jax_agrees_with_the_cli(cli, tmp_path, variant, dtype):
     pytest.importorskip("jax")
     import jax.numpy as jnp
@@ -46,17 +46,16 @@ def test_jax_agrees_with_the_cli(cli, tmp_path, variant, dtype):
 # (framework, dtype): the module of examples/python, and the verdict the accuracy table
 # records where it does not depend on the CPU (None: only agreement is checked).
 NUMPY_FRAMEWORKS = [
-    ("onnxruntime", "f32", False),  # squares that overflow
-    ("onnxruntime", "f16", True),
-    ("openvino", "f32", False),  # MVN's squares overflow and underflow
-    ("openvino", "f16", None),
-    ("openvino", "bf16", None),
+    ("onnxruntime", "layer_norm", "f32", False),  # squares that overflow
+    ("onnxruntime", "layer_norm", "f16", True),
+    ("onnxruntime", "rms_norm", "f16", True),
+    ("openvino", "layer_norm", "f32", False),  # MVN's squares overflow and underflow
+    ("openvino", "rms_norm", "bf16", None),
 ]
 
 
-@pytest.mark.parametrize("framework, dtype, passes", NUMPY_FRAMEWORKS)
-@pytest.mark.parametrize("op", OPS)
-def test_framework_agrees_with_the_cli(cli, tmp_path, framework, dtype, passes, op):
+@pytest.mark.parametrize("framework, op, dtype, passes", NUMPY_FRAMEWORKS)
+def test_framework_agrees_with_the_cli(cli, tmp_path, framework, op, dtype, passes):
     pytest.importorskip(framework)
     if dtype == "bf16":
         pytest.importorskip("ml_dtypes")
