@@ -7,13 +7,26 @@ import io
 
 import numpy as np
 
-try:  # ml_dtypes comes with jax; without it bfloat16 travels as uint16 bit patterns.
-    import ml_dtypes
+_BFLOAT16 = []
 
-    BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover - exercised where ml_dtypes is absent
-    ml_dtypes = None
-    BFLOAT16 = None
+
+def bfloat16():
+    """ml_dtypes.bfloat16 as a numpy dtype, or None without ml_dtypes. Imported on first use:
+    ml_dtypes' import costs more than the rest of the package's."""
+    if not _BFLOAT16:
+        try:  # ml_dtypes comes with jax; without it bfloat16 travels as uint16 bit patterns.
+            import ml_dtypes
+
+            _BFLOAT16.append(np.dtype(ml_dtypes.bfloat16))
+        except ImportError:  # pragma: no cover - exercised where ml_dtypes is absent
+            _BFLOAT16.append(None)
+    return _BFLOAT16[0]
+
+
+def is_bfloat16(dtype):
+    """Whether a numpy dtype is ml_dtypes.bfloat16 (without importing ml_dtypes)."""
+    return dtype.kind == "V" and dtype.name == "bfloat16"
+
 
 # The library's dtype names and the numpy dtype each is stored as (bf16 as bit patterns).
 STORAGE = {
@@ -48,7 +61,7 @@ def dtype_name(dtype):
             np_dtype = np.dtype(dtype)
         except TypeError:
             np_dtype = None
-        if np_dtype is not None and BFLOAT16 is not None and np_dtype == BFLOAT16:
+        if np_dtype is not None and is_bfloat16(np_dtype):
             return "bf16"
         if np_dtype is not None and np_dtype.kind == "f":
             key = np_dtype.name
@@ -65,9 +78,7 @@ def dtype_of(array, what):
     """The library's dtype of an array: float16/32/64, ml_dtypes.bfloat16, or uint16 taken
     as bfloat16 bit patterns."""
     dt = array.dtype
-    if BFLOAT16 is not None and dt == BFLOAT16:
-        return "bf16"
-    if dt == np.uint16:
+    if is_bfloat16(dt) or dt == np.uint16:
         return "bf16"
     if dt.kind == "f" and dt.itemsize in (2, 4, 8):
         return {2: "f16", 4: "f32", 8: "f64"}[dt.itemsize]
@@ -102,8 +113,8 @@ def from_npy_bytes(data):
 
 def bf16_out(bits, as_ml_dtypes):
     """bf16 bit patterns as ml_dtypes.bfloat16 (when asked and installed) or uint16."""
-    if as_ml_dtypes and BFLOAT16 is not None:
-        return bits.view(BFLOAT16)
+    if as_ml_dtypes and bfloat16() is not None:
+        return bits.view(bfloat16())
     return bits
 
 

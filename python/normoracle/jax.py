@@ -24,7 +24,7 @@ def _converters(device):
 
     def to_jax(a):
         if a.dtype == np.uint16:
-            a = a.view(_arrays.BFLOAT16)
+            a = a.view(_arrays.bfloat16())
         return jax.device_put(a, device)
 
     def from_jax(y):

@@ -22,7 +22,7 @@ def _converters(device):
     import torch  # lazily: torch is optional
 
     def to_torch(a):
-        if a.dtype == np.uint16 or (_arrays.BFLOAT16 is not None and a.dtype == _arrays.BFLOAT16):
+        if a.dtype == np.uint16 or _arrays.is_bfloat16(a.dtype):
             t = torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
         else:
             t = torch.from_numpy(np.ascontiguousarray(a))
