@@ -1,6 +1,7 @@
 //! Reading and writing NumPy `.npy` files (format versions 1, 2 and 3), with one-line
-//! errors for everything malformed. Element types: `<f2`, `<f4`, `<f8` and `<u2`
-//! (bf16 bit patterns); big-endian variants are read too.
+//! errors for everything malformed. Element types: `<f2`, `<f4`, `<f8`, and for bf16 `<u2`
+//! bit patterns or the 2-byte void `<V2` that `ml_dtypes.bfloat16` arrays are saved as;
+//! big-endian variants are read too.
 
 use crate::error::{Error, Result};
 use std::io::Read;
@@ -15,12 +16,15 @@ pub enum NpyData {
     F64(Vec<f64>),
     /// Raw 16-bit patterns (`<u2`), the convention for bf16.
     U16(Vec<u16>),
+    /// 2-byte void elements (`<V2`, `|V2`): what `np.save` writes for an array of
+    /// `ml_dtypes.bfloat16` (numpy has no descr for it); read as bf16 bit patterns.
+    V2(Vec<u16>),
 }
 
 impl NpyData {
     pub fn len(&self) -> usize {
         match self {
-            NpyData::F16(v) | NpyData::U16(v) => v.len(),
+            NpyData::F16(v) | NpyData::U16(v) | NpyData::V2(v) => v.len(),
             NpyData::F32(v) => v.len(),
             NpyData::F64(v) => v.len(),
         }
@@ -35,6 +39,7 @@ impl NpyData {
             NpyData::F32(_) => "<f4",
             NpyData::F64(_) => "<f8",
             NpyData::U16(_) => "<u2",
+            NpyData::V2(_) => "<V2",
         }
     }
 }
@@ -68,15 +73,15 @@ impl NpyArray {
         }
     }
 
-    /// Every element widened to f64 (exact for f16/f32/f64). `U16` patterns are taken as
-    /// bf16, whose values are exact in f64 too.
+    /// Every element widened to f64 (exact for f16/f32/f64). `U16` and `V2` patterns are
+    /// taken as bf16, whose values are exact in f64 too.
     pub fn to_f64(&self) -> Vec<f64> {
         match &self.data {
             NpyData::F16(v) => v
                 .iter()
                 .map(|&b| half::f16::from_bits(b).to_f64())
                 .collect(),
-            NpyData::U16(v) => v
+            NpyData::U16(v) | NpyData::V2(v) => v
                 .iter()
                 .map(|&b| half::bf16::from_bits(b).to_f64())
                 .collect(),
@@ -97,7 +102,7 @@ struct Header {
     shape: Vec<usize>,
     descr: String,
     little: bool,
-    /// `f2`, `u2`, `f4` or `f8`.
+    /// `f2`, `u2`, `V2`, `f4` or `f8`.
     kind: &'static str,
     /// Bytes per element.
     width: usize,
@@ -240,11 +245,12 @@ fn parse_header(header: &str) -> Result<Header> {
     let (kind, width) = match kind {
         "f2" => ("f2", 2),
         "u2" => ("u2", 2),
+        "V2" => ("V2", 2),
         "f4" => ("f4", 4),
         "f8" => ("f8", 8),
         _ => {
             return Err(Error::input(format!(
-                "unsupported dtype '{descr}' (use <f2, <f4, <f8, or <u2 for bf16 bits)"
+                "unsupported dtype '{descr}' (use <f2, <f4, <f8, or for bf16 <u2 bits or ml_dtypes' <V2)"
             )))
         }
     };
@@ -288,6 +294,7 @@ fn decode(header: &Header, body: &[u8]) -> NpyData {
     match header.kind {
         "f2" => NpyData::F16(decode_as!(u16, 2)),
         "u2" => NpyData::U16(decode_as!(u16, 2)),
+        "V2" => NpyData::V2(decode_as!(u16, 2)),
         "f4" => NpyData::F32(decode_as!(f32, 4)),
         _ => NpyData::F64(decode_as!(f64, 8)),
     }
@@ -366,7 +373,9 @@ pub fn to_bytes(array: &NpyArray) -> Vec<u8> {
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
     match &array.data {
-        NpyData::F16(v) | NpyData::U16(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        NpyData::F16(v) | NpyData::U16(v) | NpyData::V2(v) => {
+            v.iter().for_each(|x| out.extend(x.to_le_bytes()))
+        }
         NpyData::F32(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
         NpyData::F64(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
     }
@@ -380,13 +389,13 @@ pub fn write(path: &Path, array: &NpyArray) -> Result<()> {
 }
 
 /// The array's elements as raw bits of `dtype`; the file's element type must be the one
-/// that dtype is stored as (`<f2` f16, `<u2` bf16, `<f4` f32, `<f8` f64).
+/// that dtype is stored as (`<f2` f16, `<u2` or ml_dtypes' `<V2` bf16, `<f4` f32, `<f8` f64).
 pub fn bits_of(array: &NpyArray, dtype: crate::Dtype, what: &str) -> Result<Vec<u64>> {
     use crate::Dtype;
     match (&array.data, dtype) {
-        (NpyData::F16(v), Dtype::F16) | (NpyData::U16(v), Dtype::BF16) => {
-            Ok(v.iter().map(|&b| b as u64).collect())
-        }
+        (NpyData::F16(v), Dtype::F16)
+        | (NpyData::U16(v), Dtype::BF16)
+        | (NpyData::V2(v), Dtype::BF16) => Ok(v.iter().map(|&b| b as u64).collect()),
         (NpyData::F32(v), Dtype::F32) => Ok(v.iter().map(|x| x.to_bits() as u64).collect()),
         (NpyData::F64(v), Dtype::F64) => Ok(v.iter().map(|x| x.to_bits()).collect()),
         (data, dt) => Err(Error::input(format!(
@@ -428,12 +437,38 @@ mod tests {
         for data in [
             NpyData::F16(vec![0x3c00, 0x8000, 0x7c00]),
             NpyData::U16(vec![0x3f80, 1, 2]),
+            NpyData::V2(vec![0x3f80, 0xc020, 0x7f80]),
             NpyData::F32(vec![1.5, -0.0, f32::MIN_POSITIVE]),
             NpyData::F64(vec![1e300, -2.0, 5e-324]),
         ] {
             let a = NpyArray::new(vec![1, 3], data).unwrap();
             assert_eq!(parse(&to_bytes(&a)).unwrap(), a);
         }
+    }
+
+    /// What `np.save` writes for `np.array([1.0, -2.5], dtype=ml_dtypes.bfloat16)`, byte for
+    /// byte: descr '<V2', the bf16 patterns in little-endian order.
+    #[test]
+    fn ml_dtypes_bfloat16_files_read_as_bf16_and_only_as_bf16() {
+        let header = "{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }";
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend([1, 0]);
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        bytes.extend([0x80, 0x3f, 0x20, 0xc0]);
+        let a = parse(&bytes).unwrap();
+        assert_eq!(a.to_f64(), [1.0, -2.5]);
+        assert_eq!(
+            bits_of(&a, crate::Dtype::BF16, "x").unwrap(),
+            [0x3f80, 0xc020]
+        );
+        let err = bits_of(&a, crate::Dtype::F16, "x").unwrap_err().to_string();
+        assert!(
+            err.contains("x holds '<V2' but --dtype f16 needs '<f2'"),
+            "{err}"
+        );
+        let void4 = String::from_utf8_lossy(&bytes).replace("<V2", "<V4");
+        assert!(parse(void4.as_bytes()).is_err());
     }
 
     #[test]

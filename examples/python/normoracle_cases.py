@@ -1,8 +1,14 @@
-"""Shared helpers for drivers of `normoracle cases` directories.
+"""Running a kernel over a `normoracle cases` directory: the .npy path, for frameworks the
+Python package does not reach and as the model for drivers in other languages.
 
-A driver reads manifest.json, computes each case's outputs with its framework, and writes
-them where the manifest says; `normoracle check DIR` then judges them. Storage: f16 as
-'<f2', bf16 as '<u2' bit patterns, f32 '<f4', f64 '<f8'.
+`normoracle cases --out DIR` writes each case's x, γ and β as .npy files and a manifest.json
+(op, dtype, ε as exact f32 bits, convention, family, where the outputs go); a driver computes
+each case's outputs and saves them where the manifest says; `normoracle check DIR` judges
+them all. Storage: f16 '<f2', f32 '<f4', f64 '<f8'; bf16 inputs are '<u2' bit patterns, and
+outputs may be '<u2' bit patterns or ml_dtypes.bfloat16 arrays (np.save writes '<V2').
+
+In Python, `normoracle.assert_kernel` (python/, `pip install ./python`) does all of this in
+one call; the kernels of these examples are the same functions in both paths.
 """
 import json
 import os
@@ -10,61 +16,66 @@ import sys
 
 import numpy as np
 
+try:
+    import ml_dtypes
 
-def bf16_bits_to_f32(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # bf16 cases need ml_dtypes (it comes with jax)
+    BFLOAT16 = None
 
-
-def f32_to_bf16_bits(x):
-    """Round float32 to bfloat16 (nearest, ties to even), as uint16 bit patterns."""
-    x = np.asarray(x, dtype=np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
-    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    nan = np.isnan(x)
-    rounded[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
-    return rounded
+STORAGE = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 
 
 def load(directory, name, dtype):
-    """Loads a case array as float32 (f16, bf16, f32) or float64 (f64)."""
+    """A case array in the case's dtype (bf16 as ml_dtypes.bfloat16)."""
     a = np.load(os.path.join(directory, name))
-    if dtype == "bf16":
-        return bf16_bits_to_f32(a)
-    if dtype == "f64":
-        return a.astype(np.float64)
-    return a.astype(np.float32)
+    return a.view(BFLOAT16) if dtype == "bf16" else a
 
 
-def store(directory, name, y, dtype):
-    """Writes outputs in the case's storage format (rounding once from y's precision)."""
-    path = os.path.join(directory, name)
-    if dtype == "bf16":
-        np.save(path, f32_to_bf16_bits(np.asarray(y, dtype=np.float32)))
-    elif dtype == "f16":
-        np.save(path, np.asarray(y).astype(np.float16))
-    elif dtype == "f32":
-        np.save(path, np.asarray(y).astype(np.float32))
-    else:
-        np.save(path, np.asarray(y).astype(np.float64))
+def eps_of(case):
+    """ε exactly as normoracle uses it: the f32 with the manifest's bits."""
+    return float(np.array([int(case["eps_bits"], 16)], dtype=np.uint32).view(np.float32)[0])
 
 
-def cases(directory, ops=("layer_norm", "rms_norm"), conventions=("inside",)):
-    """Yields (case, x, gamma, beta) for the cases a driver handles."""
+def cases(directory, conventions=("inside",)):
+    """Yields (case, x, gamma, beta) for every case the driver can read: bf16 cases only
+    where ml_dtypes is installed."""
     with open(os.path.join(directory, "manifest.json")) as f:
         manifest = json.load(f)
     for c in manifest["cases"]:
-        if c["op"] not in ops or c["convention"] not in conventions:
-            continue
         dt = c["dtype"]
+        if c["convention"] not in conventions or (dt == "bf16" and BFLOAT16 is None):
+            continue
         x = load(directory, c["x"], dt)
         g = load(directory, c["gamma"], dt) if c["gamma"] else None
         b = load(directory, c["beta"], dt) if c["beta"] else None
         yield c, x, g, b
 
 
-def eps_of(case):
-    """ε exactly as normoracle uses it: the f32 with the manifest's bits."""
-    return float(np.array([int(case["eps_bits"], 16)], dtype=np.uint32).view(np.float32)[0])
+def run(directory, kernel_for, label, to_framework=lambda a: a):
+    """Runs `kernel_for(op, dtype)` (a kernel in normoracle.assert_kernel's convention, or
+    None to leave the case without outputs) on every case and saves its outputs. A kernel
+    that raises leaves its case without outputs (the check names the case)."""
+    done = skipped = 0
+    told = set()
+    for c, x, g, b in cases(directory):
+        kernel = kernel_for(c["op"], c["dtype"])
+        if kernel is None:
+            skipped += 1
+            continue
+        x, g, b = (None if a is None else to_framework(a) for a in (x, g, b))
+        try:
+            with np.errstate(all="ignore"):
+                y = kernel(x, g, b, eps_of(c)) if c["op"] == "layer_norm" else kernel(x, g, eps_of(c))
+        except Exception as e:  # noqa: BLE001 - an unsupported op or dtype of the framework
+            if (c["op"], c["dtype"]) not in told:
+                told.add((c["op"], c["dtype"]))
+                print(f"{label}: {c['op']} {c['dtype']}, case {c['id']} and maybe more: {type(e).__name__}: {e}", file=sys.stderr)
+            skipped += 1
+            continue
+        np.save(os.path.join(directory, c["y"]), np.asarray(y))
+        done += 1
+    print(f"{label}: wrote outputs of {done} cases, {skipped} without")
 
 
 def directory_from_argv():
