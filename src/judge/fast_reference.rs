@@ -5,7 +5,7 @@
 //! ([`crate::exact`]). The judge computes them a block of rows at a time and compares in the
 //! same pass; an output equal to the kernels' bit for bit is correctly rounded.
 //!
-//! [`crate::exact::reference`] stays the independent definition: `normoracle audit` checks
+//! [`crate::exact::reference()`] stays the independent definition: `normoracle audit` checks
 //! the two against each other bit for bit ([`disagreements`]) on the battery and on the
 //! large bench input. The judge uses the kernels' values only on rows whose exact statistics
 //! are finite and on the fast path ([`RowStats::fast`]); every other row, and every element
@@ -79,7 +79,7 @@ pub fn row_applies(stats: &RowStats) -> bool {
     stats.kind == RowKind::Defined && stats.fast
 }
 
-/// One element where the fast reference and [`crate::exact::reference`] differ.
+/// One element where the fast reference and [`crate::exact::reference()`] differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Disagreement {
     pub row: usize,
