@@ -1,6 +1,6 @@
 //! `normoracle check`: judges outputs produced by any framework, from .npy files.
 
-use super::common::{shell_quote, EpsArgs};
+use super::common::{shell_quote, verdict_flags, EpsArgs};
 use super::Outcome;
 use normoracle::domain::Domain;
 use normoracle::judge::{self, report, Report, Standard};
@@ -236,12 +236,7 @@ fn dir_reproducer(dir: &std::path::Path, r: &Report, case: usize, args: &Args) -
         r.op,
         r.dtype
     );
-    if let Some(domain) = &args.domain {
-        cmd += &format!(" --domain {}", shell_quote(&domain.to_string()));
-    }
-    if args.require != Standard::Bound {
-        cmd += &format!(" --require {}", args.require);
-    }
+    cmd += &verdict_flags(args.domain.as_ref(), args.require);
     cmd
 }
 
@@ -262,11 +257,6 @@ fn reproducer(args: &Args, op: Op, dtype: Dtype, x: &PathBuf, y: &PathBuf, row: 
     if let Some(b) = &args.beta {
         cmd += &format!(" --beta {}", q(b));
     }
-    if let Some(domain) = &args.domain {
-        cmd += &format!(" --domain {}", shell_quote(&domain.to_string()));
-    }
-    if args.require != Standard::Bound {
-        cmd += &format!(" --require {}", args.require);
-    }
+    cmd += &verdict_flags(args.domain.as_ref(), args.require);
     cmd + &format!(" --row {row}")
 }

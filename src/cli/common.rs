@@ -59,6 +59,22 @@ impl EpsArgs {
     }
 }
 
+/// ` --domain D --require S` for a reproducer: the flags that decide its verdict, each only
+/// where it differs from the default.
+pub fn verdict_flags(
+    domain: Option<&normoracle::domain::Domain>,
+    require: normoracle::judge::Standard,
+) -> String {
+    let mut flags = String::new();
+    if let Some(domain) = domain {
+        flags += &format!(" --domain {}", shell_quote(&domain.to_string()));
+    }
+    if require != normoracle::judge::Standard::Bound {
+        flags += &format!(" --require {require}");
+    }
+    flags
+}
+
 /// Quotes an argument for a copy-pasteable shell command.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()

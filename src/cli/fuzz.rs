@@ -1,7 +1,7 @@
 //! `normoracle fuzz`: runs the battery through a kernel (a shared library or a builtin) and
 //! judges it.
 
-use super::common::{shell_quote, BatteryFilters};
+use super::common::{shell_quote, verdict_flags, BatteryFilters};
 use super::Outcome;
 use normoracle::adapters::{self, dylib::DylibKernel, Kernel};
 use normoracle::cases::{rng, BatteryConfig};
@@ -165,13 +165,7 @@ fn reproducer(args: &Args, seed: u64, case: usize) -> String {
     } else {
         String::new()
     };
-    let mut standard = String::new();
-    if let Some(domain) = &args.domain {
-        standard += &format!(" --domain {}", shell_quote(&domain.to_string()));
-    }
-    if args.require != Standard::Bound {
-        standard += &format!(" --require {}", args.require);
-    }
+    let standard = verdict_flags(args.domain.as_ref(), args.require);
     format!(
         "normoracle fuzz {kernel} --op {} --dtype {} --eps-convention {} --seed {seed} --cases {} --case {case}{timeout}{standard}",
         args.op, args.dtype, args.eps_convention, args.cases
