@@ -10,7 +10,7 @@ pub const AMD: &str = "AuthenticAMD";
 
 /// The kinds of CPU on which the kernels' defaults were measured to differ: the store
 /// policy (`streams_by_default`) and the width from which the 16-bit formats take the f32
-/// path (`narrow::applies`). No output bit depends on the class.
+/// path (`f32_path::applies`). No output bit depends on the class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
     /// Intel's CPUs other than the Skylake server cores.

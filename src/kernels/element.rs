@@ -1,7 +1,6 @@
 //! The storage formats the kernels read and write: f32, f16 and bf16, each widened exactly
 //! to f64 lanes on load and rounded once (correctly) on store.
 
-use super::narrow::NarrowFormat;
 use super::simd::{halves, halves_mut, NearFilter, Simd};
 use crate::dtype::Dtype;
 use half::{bf16, f16};
@@ -13,6 +12,16 @@ mod sealed {
     impl Sealed for half::bf16 {}
 }
 
+/// What the f32 path needs of a 16-bit format.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct F32PathFormat {
+    /// The rounding midpoints' bit in the low bits of an f32: 23 − p for a significand of
+    /// p bits.
+    pub half_bit: u32,
+    /// The smallest magnitude the path keeps (see the module comment).
+    pub lowest: f64,
+}
+
 /// A storage format of the kernels: f32, `half::f16` or `half::bf16`.
 pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     const DTYPE: Dtype;
@@ -22,9 +31,9 @@ pub trait Element: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     const HALF_ULP_BIT: u32 = 52 - Self::PRECISION;
     /// Significand bits, the implicit one included.
     const PRECISION: u32;
-    /// The 16-bit formats' f32 output path ([`crate::kernels::narrow`]); `None` for f32,
+    /// The 16-bit formats' f32 output path (`crate::kernels::row::f32_path`); `None` for f32,
     /// whose rows always take the f64 path.
-    const NARROW: Option<NarrowFormat>;
+    const F32_PATH: Option<F32PathFormat>;
     /// Whether the output loop of the f64 path stores two vectors at a time
     /// ([`Element::store_pair`]): the 16-bit formats, whose AVX-512 stores then convert and
     /// test sixteen lanes with the instructions that take eight. Not f32: its window test
@@ -116,7 +125,7 @@ impl Element for f32 {
     const STORES_PAIRS: bool = false;
     const STORES_PER_REPORT: usize = 8;
     const PRECISION: u32 = 24;
-    const NARROW: Option<NarrowFormat> = None;
+    const F32_PATH: Option<F32PathFormat> = None;
     #[inline(always)]
     fn load<S: Simd>(s: S, src: &[f32; 8]) -> S::V {
         s.load_f32(src)
@@ -203,7 +212,7 @@ impl Element for f16 {
     const DTYPE: Dtype = Dtype::F16;
     const PRECISION: u32 = 11;
     // 2^-14: the smallest normal f16.
-    const NARROW: Option<NarrowFormat> = Some(NarrowFormat {
+    const F32_PATH: Option<F32PathFormat> = Some(F32PathFormat {
         half_bit: 12,
         lowest: 1.0 / 16384.0,
     });
@@ -257,7 +266,7 @@ impl Element for bf16 {
     const PRECISION: u32 = 8;
     const AVX512_BF16: bool = true;
     // 2^-100: normal in f32 with room below for the bound's underflow terms.
-    const NARROW: Option<NarrowFormat> = Some(NarrowFormat {
+    const F32_PATH: Option<F32PathFormat> = Some(F32PathFormat {
         half_bit: 15,
         lowest: f64::from_bits((1023 - 100) << 52),
     });

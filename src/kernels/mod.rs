@@ -5,7 +5,7 @@
 //!   storage format (`element`); runtime dispatch to AVX-512, AVX2 + FMA + F16C, NEON or
 //!   portable scalar code.
 //! * f16 and bf16 rows of 4096 values or more on AVX-512 (on Zen 4 bf16 from 1024, f16
-//!   from 2048; wider than 16384 elsewhere) compute their output in f32 (`narrow`),
+//!   from 2048; wider than 16384 elsewhere) compute their output in f32 (`row::f32_path`),
 //!   keeping each value only where an error bound proves it the correct rounding, and
 //!   computing the others again on the f64 path.
 //! * Rows are independent and each row's arithmetic is fixed, so the output bits do not
@@ -26,7 +26,6 @@ mod boundaries;
 pub mod cpu;
 pub mod element;
 pub mod floor;
-pub mod narrow;
 mod row;
 pub mod simd;
 
@@ -262,7 +261,7 @@ const F32_PARAMS_MIN_D: usize = 8192;
 
 /// Whether the rows of a call read γ and β as given, in their own format, rather than
 /// widened to f64 once per call (see [`normalize`]): single rows, f32 rows of at least
-/// [`F32_PARAMS_MIN_D`], and the 16-bit formats' rows that take the f32 path ([`narrow`]),
+/// [`F32_PARAMS_MIN_D`], and the 16-bit formats' rows that take the f32 path ([`row::f32_path`]),
 /// which loads them in the lane order of x (`Element::elements16`).
 fn params_as_given(layout: Layout, f32_path: bool) -> bool {
     layout.rows == 1 || layout.d >= F32_PARAMS_MIN_D || f32_path
@@ -308,7 +307,7 @@ pub fn normalize<'a, T: Element>(
     // where widening them first would cost as much again as reading them; for wide rows,
     // where f64 copies (16 bytes per element for the two) would crowd the row out of L2
     // (at d = 65536: 1 MiB of 2) and be read from L3; for the 16-bit formats' rows on
-    // the f32 path ([`narrow`]), which converts them with one instruction per sixteen
+    // the f32 path ([`f32_path`]), which converts them with one instruction per sixteen
     // (f32 copies made once per call were slower: f16 LayerNorm, 2 threads, 64 × 65536
     // 1.23 → 1.15 ms and 4 × 32768 87 → 33 µs as given; one thread, in cache, copies in
     // the loads' lane order took 1.01 of the time at 16 × 4096, 1.06 at 8 × 8192, 1.16 at
@@ -318,9 +317,10 @@ pub fn normalize<'a, T: Element>(
     // bound) take them as bounds of every lane's.
     let params_max = token.vectorize(ParamsMaxOf(params));
     // Whether the rows take the 16-bit formats' f32 path: a property of d, the format, the
-    // instruction set and the CPU, never of the batch (see `narrow::applies`).
+    // instruction set and the CPU, never of the batch (see `f32_path::applies`).
     let class = cpu::Class::detect();
-    let f32_path = narrow::path_format::<T>(layout.d, token.f32x16_one_register(), class).is_some();
+    let f32_path =
+        row::f32_path::path_format::<T>(layout.d, token.f32x16_one_register(), class).is_some();
     let call = Call {
         op,
         layout,
@@ -359,19 +359,19 @@ struct RowsParams<'a, P> {
     gamma: &'a [P],
     beta: &'a [P],
     eps: f32,
-    params_max: narrow::ParamsMax,
+    params_max: row::ParamsMax,
 }
 
 /// max |γ| and |β| of a call, each in one pass compiled for the instruction set.
 struct ParamsMaxOf<'a, T>(Params<'a, T>);
 
 impl<T: Element> Vectorized for ParamsMaxOf<'_, T> {
-    type Output = narrow::ParamsMax;
+    type Output = row::ParamsMax;
     const AVX512_BF16: bool = T::AVX512_BF16;
     #[inline(always)]
-    fn run<S: Simd>(self, _s: S) -> narrow::ParamsMax {
+    fn run<S: Simd>(self, _s: S) -> row::ParamsMax {
         // Plain branches: a closure would be compiled without the instruction set.
-        let mut max = narrow::ParamsMax::NONE;
+        let mut max = row::ParamsMax::NONE;
         if let Some(g) = self.0.gamma {
             max.gamma = T::abs_max(g);
         }
@@ -426,7 +426,7 @@ fn run_rows<T: Element, P: row::Param>(
     // single rows (1 × 4096 0.95, 1 × 16384 0.91), whose widened row is x itself. Earlier,
     // on Zen 4, 16 × 1024 had gained from widening (8.5 → 6.8 µs); here it is even.
     // (A single row is always a single task: rows_per_task ≥ 1.)
-    let widen_once = match T::NARROW {
+    let widen_once = match T::F32_PATH {
         Some(_) => !f32_path,
         None => op == Op::LayerNorm && layout.rows == 1,
     };

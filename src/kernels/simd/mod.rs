@@ -11,7 +11,7 @@
 //! to the 16-bit format: f32 keeps at least two more bits than either 16-bit format, which
 //! makes the two-step rounding equal to one correct rounding of the f64 value.
 //!
-//! The 16-bit formats' f32 output path ([`crate::kernels::narrow`]) computes in a second
+//! The 16-bit formats' f32 output path (`crate::kernels::row::f32_path`) computes in a second
 //! shape, sixteen f32 lanes (`Simd::F32x16`), under the same contract: the same IEEE
 //! binary32 operations on every path, and a certainty test ([`uncertain_lane`]) whose
 //! vector forms are compared with it bit for bit.
@@ -127,7 +127,7 @@ impl std::str::FromStr for Isa {
 pub trait Simd: Copy + Send + Sync {
     type V: Copy;
     /// Whether [`Simd::F32x16`] is one register (AVX-512), where the 16-bit formats' f32
-    /// path runs narrower rows than elsewhere (see `narrow::applies`).
+    /// path runs narrower rows than elsewhere (see `f32_path::applies`).
     const F32X16_ONE_REGISTER: bool = false;
     /// Runs `k` in a function of its own, compiled for this instruction set and not inlined
     /// into the caller (so that a hot loop gets the registers to itself).
@@ -195,7 +195,7 @@ pub trait Simd: Copy + Send + Sync {
     fn near(self, y: Self::V, f: &NearFilter) -> u8;
 
     /// Sixteen f32 lanes: the vector of the 16-bit formats' f32 output path
-    /// ([`crate::kernels::narrow`]). Same contract: lane-wise IEEE binary32 operations,
+    /// (`crate::kernels::row::f32_path`). Same contract: lane-wise IEEE binary32 operations,
     /// round-to-nearest-even, exact loads.
     type F32x16: Copy;
     fn f32x16_splat(self, v: f32) -> Self::F32x16;
@@ -276,7 +276,7 @@ pub(crate) fn halves_mut<T, const N: usize, const H: usize>(pair: &mut [T; N]) -
     [a, b]
 }
 
-/// The certainty test of the f32 output path for one lane (see [`crate::kernels::narrow`],
+/// The certainty test of the f32 output path for one lane (see `crate::kernels::row::f32_path`,
 /// which derives the constants): y computed in f32 rounds (to the 16-bit format) as the
 /// exact value does when the error bound fma(|y|, slope, floor) is below the
 /// distance from y to the nearest rounding midpoint of the format. That distance is
