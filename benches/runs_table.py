@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 5's targets over several bench runs: the tables of README.md and docs/speed.md.
+"""Issue 5's targets over several bench runs: the status tables of docs/speed.md.
 
     benches/runs_table.py RUN.json [RUN.json ...] [--format md|csv|latex] [--ranges]
 

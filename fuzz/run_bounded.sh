@@ -44,7 +44,7 @@
 #
 # Targets of third-party kernels (kernel_candle_*) are subjects, not our code: a verdict
 # failure there is the finding the target exists for (candle-nn's f32 E[x²] − μ², see the
-# README's accuracy table), so it is reported with its saved input and does not fail the run.
+# accuracy table, docs/zoo.md), so it is reported with its saved input and does not fail the run.
 # Anything else from them (a panic in an adapter, a refusal of a valid problem) does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
