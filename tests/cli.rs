@@ -249,7 +249,7 @@ fn bench_records(args: &[&str]) -> Vec<serde_json::Value> {
     serde_json::from_str(&out).expect("a JSON array")
 }
 
-/// `bench --json`: one record per case with the fields the README names; the memcpy's ratio
+/// `bench --json`: one record per case with the fields docs/speed.md names; the memcpy's ratio
 /// to itself is 1, and each kernel's GB/s is its bytes over its seconds.
 #[test]
 fn bench_json_records_are_consistent() {

@@ -1,9 +1,9 @@
 // Copies of a buffer on two threads, each copying its half: glibc's memcpy, AVX-512 loads
 // with cached stores, and with non-temporal stores; the times that the kernels' store
-// policy is weighed against (docs/speed.md, "A third stop on the Cascade Lake Xeon"). And
+// policy is weighed against (docs/speed.md, "A third campaign on the Cascade Lake Xeon"). And
 // the bench's memcpy (in tasks of 256 KiB, where glibc copies with `rep movsb`), `rep movsb`
 // itself, and y staged: computed into a 16 KiB buffer in L1, then copied out by `rep movsb`,
-// whose full-line writes need not read the line first (docs/speed.md, "A fourth stop on the
+// whose full-line writes need not read the line first (docs/speed.md, "A fourth campaign on the
 // Cascade Lake Xeon"). Not part of the build; on an x86-64 CPU with AVX-512:
 //
 //   gcc -O2 -mavx512f -pthread copies.c -o copies && ./copies 64

@@ -1,5 +1,5 @@
 // One row in L1, one core: a memcpy of it against loops that do less than any LayerNorm
-// (docs/speed.md, "Zen 4, a fifth stop: the floor"). Not part of the build; on an x86-64
+// (docs/speed.md, "Zen 4, a fifth campaign: the floor"). Not part of the build; on an x86-64
 // CPU with AVX-512:
 //
 //   gcc -O2 -march=native floor.c -o floor -lm && ./floor 4096 2000 0 && ./floor 4096 2000 16

@@ -1,5 +1,5 @@
 // f32 <-> f64 conversion of a row in L1, against an integer route on the bits (docs/speed.md,
-// "Zen 4, a fourth stop"). Not part of the build; on an x86-64 CPU with AVX-512:
+// "Zen 4, a fourth campaign"). Not part of the build; on an x86-64 CPU with AVX-512:
 //
 //   gcc -O2 -march=x86-64-v4 int_widening.c -o int_widening && taskset -c 1 ./int_widening
 //

@@ -1,7 +1,7 @@
 // A C model of how the row loops of f32 LayerNorm (src/kernels/row.rs) meet memory, on one
 // thread: 4096 rows of 4096 f32 (64 MiB in, 64 MiB out, y written with non-temporal
 // stores), against plain streams of the same bytes. Used for docs/speed.md ("The first
-// stops": the fused loop and γ, β traffic). Not part of the build; on an x86-64 CPU with
+// campaigns": the fused loop and γ, β traffic). Not part of the build; on an x86-64 CPU with
 // AVX-512:
 //
 //   gcc -O2 -march=native memory.c -o memory && taskset -c 0 ./memory KS KO GB

@@ -1,5 +1,5 @@
 // A C model of the AVX-512 loops of one f32 LayerNorm row (src/kernels/row.rs), used to find
-// what bounds them (docs/speed.md, "The first stops"). Not part of the build; on an x86-64 CPU
+// what bounds them (docs/speed.md, "The first campaigns"). Not part of the build; on an x86-64 CPU
 // with AVX-512:
 //
 //   gcc -O2 -mavx512f -mavx512vl -mavx512dq -mfma -DVAR=0 model.c -o model && ./model

@@ -1,6 +1,6 @@
 //! How fast is a verdict? The oracle judges a rows × d tensor (f32, f16 or bf16) while numpy
 //! computes an (inexact) float64 LayerNorm of the same values, measured side by side in one
-//! run; the ratio is what the README quotes.
+//! run; docs/speed.md quotes the ratio.
 
 use super::{judge_problem, ProblemLabel, Report};
 use crate::adapters::{reference_f64::ReferenceF64, Kernel};

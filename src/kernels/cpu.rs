@@ -172,7 +172,7 @@ mod tests {
     /// families from 15, the extended family where the family is 15.
     #[test]
     fn signatures_decode_as_the_vendors_define_them() {
-        // Emerald Rapids (the machine of the README's tables): family 6, model 0xCF.
+        // Emerald Rapids (a machine of docs/speed.md's tables): family 6, model 0xCF.
         assert_eq!(signature(0x000c_06f2, true), (6, 207, 2));
         // Zen 4 (Genoa): family 0xF + 0xA = 25, model 0x11.
         assert_eq!(signature(0x00a1_0f11, false), (25, 17, 1));

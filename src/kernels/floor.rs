@@ -33,7 +33,7 @@
 //! 32-byte store a cycle; Intel's Skylake server cores, Cascade Lake among them: two
 //! 64-byte loads and one 64-byte store), the first pass adds half of the stores' time, so
 //! the floor takes at least 1.5 times the memcpy's: at most 2/3 of its speed (measured on
-//! Zen 4: docs/speed.md, "Zen 4, a fifth stop").
+//! Zen 4: docs/speed.md, "Zen 4, a fifth campaign").
 
 use super::{cpu, Vectorized};
 use super::{in_tasks, rows_per_task, streams_by_default, Element, Isa, Layout, Token};

@@ -23,8 +23,8 @@ pub struct Avx2(());
 /// stores a store's report, a mask register, straight to its flag byte. Without it the
 /// mask goes through a general register first (`kmovw`), a µop on port 0 on Intel cores,
 /// the port the output loop's conversions and fused multiply-adds already keep busy
-/// (Emerald Rapids, 2 threads, two series of eight alternating rounds: see the README's
-/// section on that CPU).
+/// (Emerald Rapids, 2 threads, two series of eight alternating rounds: see docs/speed.md,
+/// the section on that CPU).
 #[derive(Debug, Clone, Copy)]
 pub struct Avx512<const BF16: bool>(());
 
