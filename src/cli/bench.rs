@@ -109,11 +109,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let cases = config.sizes.len()
         * config.dtypes.len()
         * (2 + config.ops.len() * (1 + config.candle as usize));
-    let bar = indicatif::ProgressBar::new(cases as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-            .expect("valid template"),
-    );
+    let bar = normoracle::artifacts::progress::bar(cases as u64, "cases", true);
     let records = pool.install(|| {
         bench::run(&config, |r| {
             bar.set_message(format!(

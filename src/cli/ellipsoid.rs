@@ -5,8 +5,8 @@
 use super::common::{at_most, generated_values, MAX_REPEATS, MAX_THREADS};
 use super::Outcome;
 use clap::Subcommand;
-use indicatif::{ProgressBar, ProgressStyle};
 use normoracle::artifacts::format::{Format, Table};
+use normoracle::artifacts::progress;
 use normoracle::geometry::ellipsoid::{
     self, bench, concentration, decompose::Threads, example, to_json, verify::Method, Ellipsoid,
     EllipsoidInput, Options, Solver,
@@ -176,17 +176,6 @@ fn read_vector(path: &Path, what: &str) -> Result<Vec<f64>> {
     Ok(a.to_f64())
 }
 
-fn progress(len: u64, label: &str) -> ProgressBar {
-    let pb = ProgressBar::new(len);
-    pb.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
-            .expect("static template")
-            .progress_chars("=> "),
-    );
-    pb.set_message(label.to_string());
-    pb
-}
-
 fn axes(a: AxesArgs) -> Result<Outcome> {
     at_most("--threads", a.threads, MAX_THREADS)?;
     let format: Format = a.format.parse()?;
@@ -203,11 +192,7 @@ fn axes(a: AxesArgs) -> Result<Outcome> {
         .transpose()?;
     let input = EllipsoidInput::new(gain, bias, a.eps)?;
     let n = input.n();
-    let pb = if n >= 256 {
-        progress(2 * n as u64, "verifying eigenpairs")
-    } else {
-        ProgressBar::hidden()
-    };
+    let pb = progress::bar(2 * n as u64, "eigenpairs verified", n >= 256);
     let tick = || pb.inc(1);
     let e = ellipsoid::analyze(
         &input,
@@ -419,11 +404,7 @@ fn concentration_cmd(a: ConcentrationArgs) -> Result<Outcome> {
         gain,
     };
     let total = (params.samples * params.eps.len()) as u64;
-    let pb = if total >= 200_000 {
-        progress(total, "sampling")
-    } else {
-        ProgressBar::hidden()
-    };
+    let pb = progress::bar(total, "samples", total >= 200_000);
     let c = concentration::run(&params, &|| pb.inc(1))?;
     pb.finish_and_clear();
     print!("{}", concentration::table(&c).render(format));
@@ -461,14 +442,11 @@ fn bench_cmd(a: BenchArgs) -> Result<Outcome> {
         method: certify_method(&a.certify)?,
         decompositions: a.decompositions,
     };
-    let pb = if a.n >= 256 {
-        progress(
-            (2 * a.n * a.repeats) as u64,
-            "certified ellipsoid: verifying eigenpairs",
-        )
-    } else {
-        ProgressBar::hidden()
-    };
+    let pb = progress::bar(
+        (2 * a.n * a.repeats) as u64,
+        "certified ellipsoid eigenpairs verified",
+        a.n >= 256,
+    );
     let log = |s: &str| {
         if pb.is_hidden() {
             eprintln!("{s}");

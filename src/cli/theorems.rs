@@ -3,8 +3,8 @@
 //! seeded instances tried, not a proof for all d; see `theorems::VERIFIED_MEANS`).
 
 use super::Outcome;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use normoracle::artifacts::format::Format;
+use normoracle::artifacts::progress;
 use normoracle::theorems::{self, Budget, DEFAULT_CASES, DEFAULT_SEED};
 use normoracle::{Error, Result};
 
@@ -46,13 +46,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         cases: args.cases,
         seed: args.seed,
     };
-    let bar =
-        ProgressBar::with_draw_target(Some(entries.len() as u64), ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} theorems {msg}")
-    {
-        bar.set_style(style);
-    }
+    let bar = progress::bar(entries.len() as u64, "theorems", true);
     let runs = theorems::run(&entries, budget, |r| {
         bar.set_message(r.entry.id);
         bar.inc(1);

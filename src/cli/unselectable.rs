@@ -4,8 +4,8 @@
 use super::common::{at_most, generated_values, MAX_REPEATS};
 use super::Outcome;
 use clap::{Args as ClapArgs, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use normoracle::artifacts::format::Format;
+use normoracle::artifacts::progress;
 use normoracle::geometry::selectability::figure::{self, FigureParams};
 use normoracle::geometry::selectability::report;
 use normoracle::geometry::selectability::{NormSpec, Options};
@@ -194,18 +194,6 @@ fn parse_list(text: &str, what: &str) -> Result<Vec<usize>> {
         .collect()
 }
 
-fn progress(len: u64, unit: &str, quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    let template = format!("{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {unit} (eta {{eta}})");
-    if let Ok(style) = ProgressStyle::with_template(&template) {
-        bar.set_style(style);
-    }
-    bar
-}
-
 fn figure(a: FigureArgs) -> Result<Outcome> {
     let format: Format = a.format.parse()?;
     let mut params = FigureParams {
@@ -221,7 +209,7 @@ fn figure(a: FigureArgs) -> Result<Outcome> {
     params.validate()?;
     check_grid_size(&params.d, &params.n, params.runs)?;
     let cells = params.cells().len();
-    let bar = progress(cells as u64, "cells", a.quiet);
+    let bar = progress::bar(cells as u64, "cells", !a.quiet);
     let start = std::time::Instant::now();
     let result = figure::run_grid(&params, &|| bar.inc(1));
     bar.finish_and_clear();
@@ -257,7 +245,7 @@ fn bench(a: BenchArgs) -> Result<Outcome> {
         patience: a.patience,
         ..Options::default()
     };
-    let bar = progress((dims.len() * sizes.len()) as u64, "sizes", a.quiet);
+    let bar = progress::bar((dims.len() * sizes.len()) as u64, "sizes", !a.quiet);
     let table = figure::bench_table(
         &dims,
         &sizes,
