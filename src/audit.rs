@@ -3,11 +3,11 @@
 //! theorem catalogue.
 
 use crate::adapters;
-use crate::artifacts::format::Table;
-use crate::artifacts::progress;
 use crate::cases::{self, BatteryConfig, Family};
 use crate::exact::slow;
 use crate::judge;
+use crate::output::format::Table;
+use crate::output::progress;
 use crate::problem::{EpsConvention, Op};
 use crate::theorems::float_corollaries::{check_problem_output, ErrorModel};
 use crate::theorems::Budget;

@@ -23,6 +23,7 @@ pub mod judge;
 pub mod kernels;
 pub mod manifest;
 pub mod npy;
+pub mod output;
 pub mod problem;
 pub mod problem_io;
 pub mod theorems;

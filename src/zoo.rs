@@ -7,13 +7,13 @@
 //! problems: in process, through the C ABI, or through a Python driver over .npy files.
 
 use crate::adapters::{self, dylib::DylibKernel, Kernel};
-use crate::artifacts::format::Table;
-use crate::artifacts::progress;
 use crate::cases::{probes, BatteryConfig};
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::judge::{self, Report, Standard};
 use crate::manifest::{self, CasesSpec, DirSelection, DiskCase};
+use crate::output::format::Table;
+use crate::output::progress;
 use crate::problem::{EpsConvention, Op, Problem};
 use crate::Dtype;
 use std::path::{Path, PathBuf};

@@ -165,7 +165,7 @@ fn the_accuracy_table_carries_the_finding() {
             assert_eq!(r.verdict, ZooVerdict::Fail);
         }
     }
-    let table = zoo::table(&rows, &cfg).render(normoracle::artifacts::format::Format::Csv);
+    let table = zoo::table(&rows, &cfg).render(normoracle::output::format::Format::Csv);
     assert!(
         table.contains("[1000, 1000, 1000.125]: gives NaN"),
         "{table}"

@@ -27,7 +27,7 @@ fn error_model(p: &Params) -> crate::Result<Output> {
 
 fn bench(p: &Params) -> crate::Result<Output> {
     use crate::geometry::ellipsoid::bench as ellipsoid;
-    let mut table = super::format::Table::new([
+    let mut table = crate::output::format::Table::new([
         "benchmark",
         "size",
         "threads",
@@ -120,7 +120,7 @@ fn figure1d(p: &Params) -> crate::Result<Output> {
 fn figure1d_eps(p: &Params) -> crate::Result<Output> {
     use crate::geometry::selectability::eps_grid::{artifact, EpsGridParams};
     let params = EpsGridParams::paper(p.seed)?;
-    let bar = super::progress::bar(params.cells() as u64, "cells", true);
+    let bar = crate::output::progress::bar(params.cells() as u64, "cells", true);
     let (table, svg) = artifact(&params, &|| bar.inc(1))?;
     bar.finish_and_clear();
     Ok(Output::Figure(table, svg))
@@ -131,7 +131,7 @@ fn majority(p: &Params) -> crate::Result<Output> {
     use crate::experiments::majority::{artifact, MajorityConfig, Variant};
     let cfg = MajorityConfig::reproduction_from(p.seed);
     let steps = cfg.steps() * cfg.seeds.len() * Variant::ALL.len();
-    let bar = super::progress::bar(steps as u64, "training steps", true);
+    let bar = crate::output::progress::bar(steps as u64, "training steps", true);
     let (table, svg) = artifact(&cfg, &|| bar.inc(1))?;
     bar.finish_and_clear();
     Ok(Output::Figure(table, svg))

@@ -1,6 +1,5 @@
-//! Reproducible results, the formats they are written in, and progress display.
+//! Reproducible results: the registry `normoracle reproduce` runs and the catalogue of what
+//! each artifact is (their tables and bars come from [`crate::output`]).
 
 pub mod catalogue;
-pub mod format;
-pub mod progress;
 pub mod registry;

@@ -2,8 +2,8 @@
 //! artifact carries its provenance (normoracle version and git commit, seed, parameters, the
 //! command that reproduces it, whether it is machine-independent) in its header.
 
-use super::format::{Format, Table};
 use crate::error::{Error, Result};
+use crate::output::format::{Format, Table};
 
 /// What an artifact produced.
 pub enum Output {

@@ -1,9 +1,9 @@
 //! `normoracle audit`: the main job — everything built in, checked, and a verdict table.
 
 use super::Outcome;
-use normoracle::artifacts::format::Format;
 use normoracle::audit::{self, AuditConfig};
 use normoracle::cases::rng;
+use normoracle::output::format::Format;
 use normoracle::Result;
 
 #[derive(clap::Args, Debug)]

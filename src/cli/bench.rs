@@ -4,9 +4,9 @@
 
 use super::common::{at_most, generated_values, MAX_REPEATS, MAX_THREADS};
 use super::Outcome;
-use normoracle::artifacts::format::{Format, Table};
 use normoracle::dtype::Dtype;
 use normoracle::kernels::bench::{self, Config, Record};
+use normoracle::output::format::{Format, Table};
 use normoracle::problem::Op;
 use normoracle::{Error, Result};
 use std::time::Duration;
@@ -109,7 +109,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let cases = config.sizes.len()
         * config.dtypes.len()
         * (2 + config.ops.len() * (1 + config.candle as usize));
-    let bar = normoracle::artifacts::progress::bar(cases as u64, "cases", true);
+    let bar = normoracle::output::progress::bar(cases as u64, "cases", true);
     let records = pool.install(|| {
         bench::run(&config, |r| {
             bar.set_message(format!(

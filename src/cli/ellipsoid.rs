@@ -5,12 +5,12 @@
 use super::common::{at_most, generated_values, MAX_REPEATS, MAX_THREADS};
 use super::Outcome;
 use clap::Subcommand;
-use normoracle::artifacts::format::{Format, Table};
-use normoracle::artifacts::progress;
 use normoracle::geometry::ellipsoid::{
     self, bench, concentration, decompose::Threads, example, to_json, verify::Method, Ellipsoid,
     EllipsoidInput, Options, Solver,
 };
+use normoracle::output::format::{Format, Table};
+use normoracle::output::progress;
 use normoracle::{npy, Error, Result};
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,8 @@
 //! seeded instances tried, not a proof for all d; see `theorems::VERIFIED_MEANS`).
 
 use super::Outcome;
-use normoracle::artifacts::format::Format;
-use normoracle::artifacts::progress;
+use normoracle::output::format::Format;
+use normoracle::output::progress;
 use normoracle::theorems::{self, Budget, DEFAULT_CASES, DEFAULT_SEED};
 use normoracle::{Error, Result};
 

@@ -4,11 +4,11 @@
 use super::common::{at_most, generated_values, MAX_REPEATS};
 use super::Outcome;
 use clap::{Args as ClapArgs, Subcommand};
-use normoracle::artifacts::format::Format;
-use normoracle::artifacts::progress;
 use normoracle::geometry::selectability::figure::{self, FigureParams};
 use normoracle::geometry::selectability::report;
 use normoracle::geometry::selectability::{NormSpec, Options};
+use normoracle::output::format::Format;
+use normoracle::output::progress;
 use normoracle::{Error, Result};
 use std::ops::RangeInclusive;
 use std::path::PathBuf;

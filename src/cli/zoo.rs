@@ -2,10 +2,10 @@
 
 use super::Outcome;
 use normoracle::adapters;
-use normoracle::artifacts::format::Format;
 use normoracle::cases::rng;
 use normoracle::domain::Domain;
 use normoracle::judge::Standard;
+use normoracle::output::format::Format;
 use normoracle::problem::Op;
 use normoracle::zoo::{self, ZooConfig};
 use normoracle::{Dtype, Error, Result};

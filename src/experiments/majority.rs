@@ -36,9 +36,9 @@
 //! position), and the mean angle between the queries of the test set and the line through 1
 //! (in [0°, 90°]: q and −q are equally uniform). Steps to reach a fixed test accuracy.
 
-use crate::artifacts::format::Table;
 use crate::cases::rng::Rng;
 use crate::error::{Error, Result};
+use crate::output::format::Table;
 use candle_core::{DType, Device, Tensor, Var, D};
 use candle_nn::optim::{AdamW, Optimizer, ParamsAdamW};
 

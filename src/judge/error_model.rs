@@ -3,10 +3,10 @@
 //! condition number κ_i, over the battery, per op, dtype and family.
 
 use super::tolerance::{condition, ElementTerms, RowBound};
-use crate::artifacts::format::Table;
 use crate::cases::{self, BatteryConfig, Family};
 use crate::exact::reference::{element_input, row_stats};
 use crate::exact::{Element, RowKind};
+use crate::output::format::Table;
 use crate::problem::Op;
 use crate::Dtype;
 

@@ -828,7 +828,7 @@ pub fn run_battery(
         Some(config.seed),
     )
     .within(config.domain);
-    let bar = crate::artifacts::progress::bar(ids.len() as u64, "cases", progress);
+    let bar = crate::output::progress::bar(ids.len() as u64, "cases", progress);
     let mut ids = ids.into_iter();
     // The cases in order, the filtered-out ones skipped.
     let mut next_case = || -> Result<Option<Case>> {

@@ -8,7 +8,7 @@
 //! field they live in, never with a float tolerance. The `proofs/` crate drives the same
 //! check functions with proptest and quickcheck.
 
-use crate::artifacts::format::Table;
+use crate::output::format::Table;
 use std::time::Instant;
 
 pub mod decompositions;

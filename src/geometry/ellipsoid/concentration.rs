@@ -17,8 +17,8 @@
 //! so the law's numbers are the same on every machine. Samples use `ChaCha8Rng` and
 //! Box–Muller through `libm` for the same reason.
 
-use crate::artifacts::format::Table;
 use crate::error::{Error, Result};
+use crate::output::format::Table;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 

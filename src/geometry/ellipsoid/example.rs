@@ -5,8 +5,8 @@
 use super::decompose::{symmetric_eigen, Threads};
 use super::exact::{self, rational_roots_near, sqrt_text, Secular};
 use super::{analyze, EllipsoidInput, Options};
-use crate::artifacts::format::Table;
 use crate::error::{Error, Result};
+use crate::output::format::Table;
 use rug::{Integer, Rational};
 use std::cmp::Ordering;
 

@@ -28,8 +28,8 @@ use super::decide::{Decision, Options};
 use super::decide_scaled::decide_scaled;
 use super::figure::gaussian_keys;
 use super::keys::{exact, KeySet, Normalization, ScaledKeySet};
-use crate::artifacts::format::Table;
 use crate::error::{Error, Result};
+use crate::output::format::Table;
 use rug::Rational;
 
 /// δ of the ε counterexample.

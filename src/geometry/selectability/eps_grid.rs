@@ -12,8 +12,8 @@
 
 use super::figure::{figure_table, heatmap_svg, run_grid, Cell, FigureParams};
 use super::keys::{NormSpec, Normalization};
-use crate::artifacts::format::Table;
 use crate::error::Result;
+use crate::output::format::Table;
 
 /// The headline ε: PyTorch's `nn.LayerNorm` default.
 pub const HEADLINE_EPS: f32 = 1e-5;
