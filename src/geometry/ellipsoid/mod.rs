@@ -32,6 +32,7 @@ pub mod interval;
 pub mod matrices;
 pub mod normal;
 pub mod poly;
+pub mod report;
 pub mod residual;
 pub mod secular;
 pub mod structure;
