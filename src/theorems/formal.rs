@@ -72,8 +72,9 @@ pub const PROOFS: &[Proof] = &[
     },
 ];
 
-/// The judge's lemmas (`tolerance` items 1, 2, 5, 6 in part, 7, 8), file and name, and their binary32 and
-/// binary64 instances at the constants of `Constants.v`.
+/// The judge's lemmas (`tolerance` items 1, 2, 5, 6, 7, 8, and their chaining into one theorem
+/// for a two-pass LayerNorm), file and name, and their binary32 and binary64 instances at the
+/// constants of `Constants.v`.
 pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Summation.v", "sum_exact_on_grid"),
     ("Summation.v", "sum_error_any_tree"),
@@ -95,6 +96,13 @@ pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Scale.v", "output"),
     ("Variance.v", "shifted_squares"),
     ("Variance.v", "centred_squares"),
+    ("LayerNorm.v", "sum_of_squares"),
+    ("LayerNorm.v", "variance_stage"),
+    ("LayerNorm.v", "scale_stage"),
+    ("LayerNorm.v", "layer_norm_from_mean"),
+    ("LayerNorm.v", "two_pass_layer_norm"),
+    ("LayerNorm.v", "sum_exact_FLX"),
+    ("LayerNorm.v", "two_pass_layer_norm_exact_sums"),
     ("Judge.v", "f32_sum_exact_on_grid"),
     ("Judge.v", "f64_sum_exact_on_grid"),
     ("Judge.v", "f32_sum_error_any_tree"),
