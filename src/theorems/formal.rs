@@ -38,8 +38,9 @@ pub const PROOFS: &[Proof] = &[
             "P_fixes_perp",
             "P_kernel",
             "centred_pythagoras",
+            "P_rank",
         ],
-        covers: "P symmetric and idempotent, Px = x − μ1, P1 = 0, trace P = d − 1, image 1⟂ and kernel span(1), ‖x‖² = ‖x − μ1‖² + dμ²",
+        covers: "P symmetric and idempotent, Px = x − μ1, P1 = 0, trace P = d − 1, image 1⟂ and kernel span(1), rank P = d − 1 (the d − 1 independent vectors e_j − e_d span the image, any d vectors of it are dependent), ‖x‖² = ‖x − μ1‖² + dμ²",
     },
     Proof {
         theorem: super::norm_sqrt_d::ID,
