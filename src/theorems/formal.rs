@@ -74,7 +74,7 @@ pub const PROOFS: &[Proof] = &[
 ];
 
 /// The judge's lemmas (`tolerance` items 1, 2, 5, 6, 7, 8, and their chaining into one theorem
-/// for a two-pass LayerNorm), file and name, and their binary32 and binary64 instances at the
+/// for a two-pass LayerNorm and one for RMSNorm), file and name, and their binary32 and binary64 instances at the
 /// constants of `Constants.v`.
 pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Summation.v", "sum_exact_on_grid"),
@@ -100,10 +100,13 @@ pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("LayerNorm.v", "sum_of_squares"),
     ("LayerNorm.v", "variance_stage"),
     ("LayerNorm.v", "scale_stage"),
+    ("LayerNorm.v", "output_stage"),
     ("LayerNorm.v", "layer_norm_from_mean"),
     ("LayerNorm.v", "two_pass_layer_norm"),
     ("LayerNorm.v", "sum_exact_FLX"),
     ("LayerNorm.v", "two_pass_layer_norm_exact_sums"),
+    ("LayerNorm.v", "rms_sum_of_squares"),
+    ("LayerNorm.v", "rms_norm"),
     ("Judge.v", "f32_sum_exact_on_grid"),
     ("Judge.v", "f64_sum_exact_on_grid"),
     ("Judge.v", "f32_sum_error_any_tree"),
