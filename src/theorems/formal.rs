@@ -66,10 +66,12 @@ pub const PROOFS: &[Proof] = &[
         file: "Hull.v",
         lemmas: &[
             "hull_never_wins",
+            "gordan",
+            "outside_hull_wins",
             "sphere_self_wins",
             "layer_norm_outputs_selectable",
         ],
-        covers: "a key in the convex hull of the others never strictly wins for any query; a LayerNorm output (ε = 0, σ > 0) scores itself strictly above every other output",
+        covers: "a key in the convex hull of the others never strictly wins for any query, and a key outside it wins for some query (Gordan's alternative); a LayerNorm output (ε = 0, σ > 0) scores itself strictly above every other output",
     },
 ];
 
