@@ -75,9 +75,9 @@ pub const PROOFS: &[Proof] = &[
     },
 ];
 
-/// The judge's lemmas (`tolerance` items 1, 2, 5, 6, 7, 8, and their chaining into one theorem
-/// for a two-pass LayerNorm and one for RMSNorm), file and name, and their binary32 and binary64 instances at the
-/// constants of `Constants.v`.
+/// The judge's lemmas (`tolerance` items 1, 2, 5, 6, 7, 8, their chaining into one theorem for
+/// a two-pass LayerNorm and one for RMSNorm, and item 9's cap for both), file and name, and
+/// their binary32 and binary64 instances at the constants of `Constants.v`.
 pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Summation.v", "sum_exact_on_grid"),
     ("Summation.v", "sum_error_any_tree"),
@@ -109,6 +109,9 @@ pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("LayerNorm.v", "two_pass_layer_norm_exact_sums"),
     ("LayerNorm.v", "rms_sum_of_squares"),
     ("LayerNorm.v", "rms_norm"),
+    ("Cap.v", "rounded_sum_lower"),
+    ("Cap.v", "cap_bound"),
+    ("Cap.v", "capped_output"),
     ("Judge.v", "f32_sum_exact_on_grid"),
     ("Judge.v", "f64_sum_exact_on_grid"),
     ("Judge.v", "f32_sum_error_any_tree"),
