@@ -75,9 +75,10 @@ pub const PROOFS: &[Proof] = &[
     },
 ];
 
-/// The judge's lemmas (`tolerance` items 1, 2, 5, 6, 7, 8, their chaining into one theorem for
-/// a two-pass LayerNorm and one for RMSNorm, and item 9's cap for both), file and name, and
-/// their binary32 and binary64 instances at the constants of `Constants.v`.
+/// The judge's lemmas (`tolerance` items 1, 2, 2b, 5, 6, 7, 8, their chaining into one theorem
+/// for a two-pass LayerNorm (plain or shifted mean) and one for RMSNorm, and item 9's cap for
+/// the two-pass kernels), file and name, and their binary32 and binary64 instances at the
+/// constants of `Constants.v`.
 pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Summation.v", "sum_exact_on_grid"),
     ("Summation.v", "sum_error_any_tree"),
@@ -112,6 +113,9 @@ pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Cap.v", "rounded_sum_lower"),
     ("Cap.v", "cap_bound"),
     ("Cap.v", "capped_output"),
+    ("Shifted.v", "iw_one"),
+    ("Shifted.v", "shifted_mean_stage"),
+    ("Shifted.v", "shifted_layer_norm"),
     ("Judge.v", "f32_sum_exact_on_grid"),
     ("Judge.v", "f64_sum_exact_on_grid"),
     ("Judge.v", "f32_sum_error_any_tree"),
