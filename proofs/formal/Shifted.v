@@ -1,8 +1,9 @@
 (** Item 2b of src/judge/tolerance.rs, the shifted sums: K = x_j for any j, S' = Σ fl(x_i − K)
     by any summation tree, μ̂ = fl(K + fl(S'/d)) or fl(K + fl(S'·fl(1/d))), errs by at most
     e_shift = (1+u)[(1+u)²·(u·Σ(|δ_i| + Δ) + u(1+u)^d·(T(|δ|) + Δ(d−1)(d+2)/2))/d + (2u+u²)Δ]
-    + u|μ|, Δ ≥ max|δ_i| — and the end-to-end theorem for a two-pass LayerNorm whose mean is
-    shifted. Rounding to nearest without underflow or overflow (FLX). *)
+    + u|μ|, Δ ≥ max|δ_i| (and 0 on a constant row, (1+u)(2u+u²)Δ + u|μ| where the shifted sums
+    are exact) — and the end-to-end theorem for a two-pass LayerNorm whose mean is shifted.
+    Rounding to nearest without underflow or overflow (FLX). *)
 From Coq Require Import Reals Lra Lia ZArith List Permutation.
 From Flocq Require Import Core Relative.
 From Normoracle Require Import Summation Weight Scale Variance Sums LayerNorm.
@@ -191,6 +192,112 @@ Proof.
   intros Hd Heps Hr1 Hr2 Hj HD Hmu Hsq Hvh He2 Hemu.
   pose proof (shifted_mean_stage d x it1 j muh largest Hd Hr1 Hj HD Hmu) as Hmean.
   apply (layer_norm_from_mean p choice inside d x gamma beta eps it2 muh sq vh); (assumption || lra).
+Qed.
+
+Lemma on_ext f g it : (forall i, In i (indices it) -> f i = g i) -> on f it = on g it.
+Proof.
+  induction it as [i|l IHl r IHr]; simpl; intros H; [rewrite H; [reflexivity|left; reflexivity]|].
+  rewrite IHl, IHr; [reflexivity| |]; intros i Hi; apply H, in_or_app; tauto.
+Qed.
+
+Lemma rounded_sum_zeros it : rounded_sum fl (on (fun _ => 0) it) = 0.
+Proof.
+  induction it as [i|l IHl r IHr]; simpl; [reflexivity|].
+  rewrite IHl, IHr, Rplus_0_r. apply round_0, valid_rnd_N.
+Qed.
+
+(** Item 2b on a constant row whose value is a float: every difference is 0 and μ̂ = K = μ,
+    so the judge's e_shift = 0 there. *)
+Theorem shifted_mean_constant d x it j muh :
+  (0 < d)%nat -> row_tree d it -> (forall i, (i < d)%nat -> x i = x j) ->
+  generic_format radix2 (FLX_exp p) (x j) -> shifted_mean d x it j muh -> muh = mean d x.
+Proof.
+  intros Hd Hrow Hc Hf Hmu. assert (HdR : 0 < INR d) by (apply lt_0_INR; exact Hd).
+  assert (Hm : mean d x = x j).
+  { unfold mean. rewrite (sum_ext d x (fun _ => x j)) by exact Hc. rewrite sum_const. field. lra. }
+  unfold shifted_mean in Hmu.
+  rewrite (on_ext _ (fun _ => 0)), rounded_sum_zeros in Hmu.
+  2: { intros i Hi. rewrite (Hc i (in_row d it Hrow i Hi)), Rminus_diag_eq by reflexivity.
+       apply round_0, valid_rnd_N. }
+  assert (Z : forall y, fl (0 * y) = 0) by (intros; rewrite Rmult_0_l; apply round_0, valid_rnd_N).
+  unfold Rdiv in Hmu. rewrite Hm.
+  destruct Hmu as [->| ->]; rewrite Z, Rplus_0_r; apply round_generic; [apply valid_rnd_N|exact Hf|apply valid_rnd_N|exact Hf].
+Qed.
+
+(** e_shift where the shifted sums are exact, as the judge computes it: (1+u)(2u+u²)Δ + u|μ|. *)
+Definition shift_exact_error d x largest := (1 + u) * division p * largest + u * Rabs (mean d x).
+
+Lemma term_le_sum' n f i : (forall j, (j < n)%nat -> 0 <= f j) -> (i < n)%nat -> f i <= sum n f.
+Proof.
+  induction n as [|n IH]; intros H Hi; [lia|]. simpl. destruct (Nat.eq_dec i n) as [->|Hn].
+  - assert (0 <= sum n f) by (apply sum_nonneg; intros; apply H; lia). lra.
+  - assert (f i <= sum n f) by (apply IH; [intros; apply H; lia|lia]).
+    assert (0 <= f n) by (apply H; lia). lra.
+Qed.
+
+(** Item 2b where the row lies on a grid 2^e with Σ|x| + d·max|x| ≤ 2^(p+e): every difference
+    and partial sum is exact, S' = d(μ − K), and |μ̂ − μ| ≤ shift_exact_error. *)
+Theorem shifted_mean_exact d x it j muh largest xmax e :
+  (0 < d)%nat -> row_tree d it -> (j < d)%nat ->
+  (forall i, (i < d)%nat -> Rabs (delta OpLayerNorm d x i) <= largest) ->
+  (forall i, (i < d)%nat -> Rabs (x i) <= xmax) ->
+  (forall i, (i < d)%nat -> exists m : Z, x i = IZR m * bpow radix2 e) ->
+  sum d (fun i => Rabs (x i)) + INR d * xmax <= bpow radix2 (p + e) ->
+  shifted_mean d x it j muh -> Rabs (muh - mean d x) <= shift_exact_error d x largest.
+Proof.
+  intros Hd Hrow Hj HD Hx Hg Hs Hmu. assert (HdR : 0 < INR d) by (apply lt_0_INR; exact Hd).
+  pose proof (u_nonneg p) as Hu. set (K := x j).
+  assert (Hxm : 0 <= xmax) by (pose proof (Hx j Hj); pose proof (Rabs_pos (x j)); lra).
+  assert (HdX : xmax <= INR d * xmax).
+  { assert (1 <= INR d) by (apply (le_INR 1); lia). nra. }
+  assert (Hsum0 : forall i, (i < d)%nat -> Rabs (x i) <= sum d (fun i => Rabs (x i)))
+    by (intros i Hi; apply (term_le_sum' d (fun i => Rabs (x i))); [intros; apply Rabs_pos|exact Hi]).
+  destruct (Hg j Hj) as [mj Ej].
+  assert (Hgd : forall i, (i < d)%nat -> exists m : Z, x i - K = IZR m * bpow radix2 e).
+  { intros i Hi. destruct (Hg i Hi) as [mi Ei]. exists (mi - mj)%Z. unfold K.
+    rewrite Ei, Ej, minus_IZR. ring. }
+  assert (HdK : forall i, (i < d)%nat -> Rabs (x i - K) <= Rabs (x i) + xmax).
+  { intros i Hi. unfold Rminus. eapply Rle_trans; [apply Rabs_triang|]. rewrite Rabs_Ropp.
+    pose proof (Hx j Hj). unfold K. lra. }
+  (* the differences are exact *)
+  assert (Hdiff : forall i, (i < d)%nat -> fl (x i - K) = x i - K).
+  { intros i Hi. destruct (Hgd i Hi) as [m Em]. rewrite Em.
+    apply round_generic; [apply valid_rnd_N|]. apply (generic_format_FLX_FLT radix2 e).
+    apply (grid_format p e m e (Z.le_refl e)). rewrite <- Em.
+    pose proof (HdK i Hi). pose proof (Hsum0 i Hi). lra. }
+  (* and so is their sum *)
+  assert (HS : rounded_sum fl (on (fun i => fl (x i - K)) it) = INR d * (mean d x - K)).
+  { rewrite (on_ext _ (fun i => x i - K)) by (intros i Hi; apply Hdiff, (in_row d it Hrow), Hi).
+    rewrite (sum_exact_FLX p choice e).
+    - rewrite (exact_on_row d it Hrow). unfold mean. rewrite sum_minus, sum_const. field. lra.
+    - apply (on_grid_on_row p choice d); assumption.
+    - rewrite (abs_sum_on_row d it _ Hrow). eapply Rle_trans; [|exact Hs].
+      eapply Rle_trans; [apply (sum_le _ _ (fun i => Rabs (x i) + xmax)); exact HdK|].
+      rewrite sum_plus, sum_const. lra. }
+  assert (HK : Rabs (mean d x - K) <= largest).
+  { pose proof (HD j Hj) as H. cbn [delta] in H. unfold K. rewrite <- Rabs_Ropp.
+    replace (- (mean d x - x j)) with (x j - mean d x) by ring. exact H. }
+  assert (Hz : Rabs (INR d * (mean d x - K) - INR d * (mean d x - K)) <= 0)
+    by (rewrite Rminus_diag_eq, Rabs_R0 by reflexivity; lra).
+  destruct (mean_division p choice _ _ _ _ HdR Hz) as [M1 M2].
+  replace (INR d * (mean d x - K) / INR d) with (mean d x - K) in M1, M2 by (field; lra).
+  assert (Hdiv : (1 + u) ^ 2 * 0 / INR d + (2 * u + u * u) * Rabs (mean d x - K) <= division p * largest).
+  { unfold division. replace ((1 + u) ^ 2 * 0 / INR d) with 0 by (field; lra).
+    assert ((2 * u + u * u) * Rabs (mean d x - K) <= (2 * u + u * u) * largest)
+      by (apply Rmult_le_compat_l; [nra|exact HK]). lra. }
+  assert (Fin : forall m', Rabs (m' - (mean d x - K)) <= division p * largest ->
+            Rabs (fl (K + m') - mean d x) <= shift_exact_error d x largest).
+  { intros m' Hm. destruct (fl_rel p choice (K + m')) as [e' [He ->]].
+    replace ((K + m') * (1 + e') - mean d x) with ((m' - (mean d x - K)) * (1 + e') + mean d x * e') by ring.
+    eapply Rle_trans; [apply Rabs_triang|]. rewrite !Rabs_mult.
+    pose proof (one_plus_le p e' He). pose proof (Rabs_pos (m' - (mean d x - K))). pose proof (Rabs_pos (mean d x)).
+    assert (Rabs (m' - (mean d x - K)) * Rabs (1 + e') <= division p * largest * (1 + u))
+      by (apply Rmult_le_compat; try apply Rabs_pos; lra).
+    assert (Rabs (mean d x) * Rabs e' <= Rabs (mean d x) * u) by (apply Rmult_le_compat_l; assumption).
+    unfold shift_exact_error. lra. }
+  unfold shifted_mean in Hmu. fold K in Hmu. rewrite HS in Hmu.
+  replace (INR d * (mean d x - K) / INR d) with (mean d x - K) in Hmu by (field; lra).
+  destruct Hmu as [->| ->]; apply Fin; lra.
 Qed.
 
 End Shifted.

@@ -116,6 +116,8 @@ pub const JUDGE_LEMMAS: &[(&str, &str)] = &[
     ("Shifted.v", "iw_one"),
     ("Shifted.v", "shifted_mean_stage"),
     ("Shifted.v", "shifted_layer_norm"),
+    ("Shifted.v", "shifted_mean_constant"),
+    ("Shifted.v", "shifted_mean_exact"),
     ("Judge.v", "f32_sum_exact_on_grid"),
     ("Judge.v", "f64_sum_exact_on_grid"),
     ("Judge.v", "f32_sum_error_any_tree"),
