@@ -238,7 +238,7 @@ fn the_catalogued_checker_finds_no_counterexample() {
         cases: cases(40) as usize,
         seed: if long() { 0x5e1e_c7ab } else { 11 },
     };
-    let report = (convex_hull::entry().check)(budget);
+    let report = (convex_hull::THEOREM.check)(budget);
     assert_eq!(report.counterexample, None);
     assert!(report.cases > budget.cases);
 }

@@ -27,20 +27,12 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rug::Rational;
 
-pub const ID: &str = "convex-hull-unselectable";
-
-pub const STATEMENT: &str = "If h_i lies in the convex hull of the other keys (Σλ_j h_j = h_i, λ ≥ 0, Σλ = 1), then for every query v some other key scores at least as high: max_{j≠i} v·h_j ≥ v·h_i, so key i is never selected; with biases, the same holds when also Σλ_j b_j ≥ b_i. Conversely (Motzkin) a key outside that hull is the unique maximizer of some query. After LayerNorm with ε = 0 every key whose centred input has its own direction is selectable: the query u_i = x_i − μ_i gives it score √d‖u_i‖ > √d u_i·u_j/‖u_j‖ (strict Cauchy–Schwarz). This is the closed-hull form: Brody et al.'s Theorem 1 assumes h_n interior to the hull and concludes a strict max_{i<n} v·h_i > v·h_n, which needs a full-dimensional hull, so it says nothing about LayerNorm keys (all in 1⊥) or about n ≤ d keys, and its Appendix A proof picks the hull vertex i independently of v; the closed form needs neither and has an exact certificate either way. For d = 2 LayerNorm has only the outputs ±(1, −1): three or more keys always include a duplicate, which is unselectable.";
-
-pub const SOURCE: &str = "Brody, Alon, Yahav 2023, §4 Theorem 1";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "convex-hull-unselectable",
+    statement: "If h_i lies in the convex hull of the other keys (Σλ_j h_j = h_i, λ ≥ 0, Σλ = 1), then for every query v some other key scores at least as high: max_{j≠i} v·h_j ≥ v·h_i, so key i is never selected; with biases, the same holds when also Σλ_j b_j ≥ b_i. Conversely (Motzkin) a key outside that hull is the unique maximizer of some query. After LayerNorm with ε = 0 every key whose centred input has its own direction is selectable: the query u_i = x_i − μ_i gives it score √d‖u_i‖ > √d u_i·u_j/‖u_j‖ (strict Cauchy–Schwarz). This is the closed-hull form: Brody et al.'s Theorem 1 assumes h_n interior to the hull and concludes a strict max_{i<n} v·h_i > v·h_n, which needs a full-dimensional hull, so it says nothing about LayerNorm keys (all in 1⊥) or about n ≤ d keys, and its Appendix A proof picks the hull vertex i independently of v; the closed form needs neither and has an exact certificate either way. For d = 2 LayerNorm has only the outputs ±(1, −1): three or more keys always include a duplicate, which is unselectable.",
+    source: "Brody, Alon, Yahav 2023, §4 Theorem 1",
+    check,
+};
 
 fn exact_only() -> Options {
     Options {

@@ -13,20 +13,12 @@ use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "decompositions";
-
-pub const STATEMENT: &str = "LayerNorm = h∘g∘f with f(x) = (I − 11ᵀ/n)x, g(x) = √n·x/(‖x‖ + ε√n), h(x) = diag(a)x + b is exactly a⊙(x − μ)/(σ + ε) + b (the ε-outside convention); Riechers' LN(a) = √N·diag(g)·Πa/√(‖Πa‖² + Nε) + b is exactly g⊙(x − μ)/√(σ² + ε) + b (ε inside). The two conventions agree on a row with γ⊙(x − μ) ≠ 0 iff ε = 0 or 2σ + ε = 1.";
-
-pub const SOURCE: &str = "blog 'Visualizing layer normalization' (lnorm = h∘g∘f); Riechers 2024 eq. (6); digest definition";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "decompositions",
+    statement: "LayerNorm = h∘g∘f with f(x) = (I − 11ᵀ/n)x, g(x) = √n·x/(‖x‖ + ε√n), h(x) = diag(a)x + b is exactly a⊙(x − μ)/(σ + ε) + b (the ε-outside convention); Riechers' LN(a) = √N·diag(g)·Πa/√(‖Πa‖² + Nε) + b is exactly g⊙(x − μ)/√(σ² + ε) + b (ε inside). The two conventions agree on a row with γ⊙(x − μ) ≠ 0 iff ε = 0 or 2σ + ε = 1.",
+    source: "blog 'Visualizing layer normalization' (lnorm = h∘g∘f); Riechers 2024 eq. (6); digest definition",
+    check,
+};
 
 /// Πx: a dense matrix product where that is affordable, else x − μ1.
 fn project(x: &[Rational]) -> Vec<Rational> {
@@ -180,7 +172,7 @@ pub fn coinciding_row(eps: &Rational, mu: &Rational) -> Option<Vec<Rational>> {
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             let q = |n: i64, d: i64| Rational::from((n, d));
             for eps in [q(0, 1), q(1, 4), q(1, 100000), q(1, 1)] {

@@ -15,9 +15,9 @@ use rand_core::{RngCore, SeedableRng};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "layernorm-ellipsoid";
-
-const STATEMENT: &str = "LN(a) = sqrt(N) G Pi a / sqrt(|Pi a|^2 + N eps) + b, G = diag(g), Pi = I - 11^T/N. \
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "layernorm-ellipsoid",
+    statement: "LN(a) = sqrt(N) G Pi a / sqrt(|Pi a|^2 + N eps) + b, G = diag(g), Pi = I - 11^T/N. \
 With every gain nonzero, each output satisfies alpha.(y - b) = 0 (alpha = 1/g) and (y - b)^T G^-2 (y - b) = \
 N |Pi a|^2/(|Pi a|^2 + N eps) <= N, with equality iff eps = 0: the outputs lie in the (N-1)-dim hyperellipsoid \
 whose principal axes are the eigenvectors of Pi2 G^-2 Pi2 (Pi2 = I - alpha alpha^T/alpha^T alpha) with \
@@ -28,16 +28,10 @@ alpha_c alpha_c^T/k on the nonzero coordinates); Riechers' Drazin-inverse form d
 outputs and touches them exactly at the outputs of eps = 0 whose centred input Pi a vanishes on every zero \
 gain (equivalently sum over g_n != 0 of (y_n - b_n)/g_n = 0; such outputs exist iff two gains are nonzero, \
 e.g. g = (1, 1, 0): y = +-sqrt(3)(1, -1, 0)/sqrt(2)), but its lengths sqrt(N)|g_n| are not the image's \
-semi-axes: the support along e_n is sqrt(N-1)|g_n|, so the endpoints b +- sqrt(N) g_n e_n are never outputs.";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: "Riechers 2024, Geometry and Dynamics of LayerNorm (arXiv:2405.04134), Sec. 2, eqs. (5)-(6) and the hyperellipsoid construction",
-        check,
-    }
-}
+semi-axes: the support along e_n is sqrt(N-1)|g_n|, so the endpoints b +- sqrt(N) g_n e_n are never outputs.",
+    source: "Riechers 2024, Geometry and Dynamics of LayerNorm (arXiv:2405.04134), Sec. 2, eqs. (5)-(6) and the hyperellipsoid construction",
+    check,
+};
 
 /// A LayerNorm with rational parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -459,7 +453,7 @@ pub struct Cases {
 impl Cases {
     pub fn new(seed: u64) -> Self {
         // Mix the theorem id into the seed so theorems sharing a budget draw different streams.
-        let tag = ID.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        let tag = THEOREM.id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
         });
         Cases {

@@ -23,21 +23,12 @@ use crate::problem::{EpsConvention, Op, Problem};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "float-corollaries";
-
-pub const STATEMENT: &str = "If each entry of a float output y of LayerNorm or RMSNorm (γ = 1, β = 0) satisfies |y_i − z_i| ≤ ρ|z_i| + η around the exact z (correctly rounded: ρ = 2^-p, η = 2^(emin−p)), then with t = ρ + η: |mean(y)| ≤ t (LayerNorm) and |‖y‖² − ‖z‖²| ≤ d(2t + t²), ‖z‖² = d (ε = 0) or the exact shrunk norm. Checked on correctly rounded f16/bf16/f32/f64 outputs computed from the exact values.";
-
-pub const SOURCE: &str =
-    "this project: Brody et al. 2023 eqs. (4)-(5) under round-to-nearest (IEEE 754 §4.3.1)";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "float-corollaries",
+    statement: "If each entry of a float output y of LayerNorm or RMSNorm (γ = 1, β = 0) satisfies |y_i − z_i| ≤ ρ|z_i| + η around the exact z (correctly rounded: ρ = 2^-p, η = 2^(emin−p)), then with t = ρ + η: |mean(y)| ≤ t (LayerNorm) and |‖y‖² − ‖z‖²| ≤ d(2t + t²), ‖z‖² = d (ε = 0) or the exact shrunk norm. Checked on correctly rounded f16/bf16/f32/f64 outputs computed from the exact values.",
+    source: "this project: Brody et al. 2023 eqs. (4)-(5) under round-to-nearest (IEEE 754 §4.3.1)",
+    check,
+};
 
 /// |y_i − z_i| ≤ relative·|z_i| + absolute.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,7 +280,7 @@ pub fn check_rounded_case(
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             let q = |n: i64| Rational::from(n);
             // ε = 0 on a row whose output is irrational, and a row of one huge offset.

@@ -26,7 +26,7 @@ pub struct Proof {
 /// The proved parts of the catalogue's theorems.
 pub const PROOFS: &[Proof] = &[
     Proof {
-        theorem: super::projection::ID,
+        theorem: super::projection::THEOREM.id,
         file: "Projection.v",
         lemmas: &[
             "P_symmetric",
@@ -43,7 +43,7 @@ pub const PROOFS: &[Proof] = &[
         covers: "P symmetric and idempotent, Px = x − μ1, P1 = 0, trace P = d − 1, image 1⟂ and kernel span(1), rank P = d − 1 (the d − 1 independent vectors e_j − e_d span the image, any d vectors of it are dependent), ‖x‖² = ‖x − μ1‖² + dμ²",
     },
     Proof {
-        theorem: super::norm_sqrt_d::ID,
+        theorem: super::norm_sqrt_d::THEOREM.id,
         file: "Sphere.v",
         lemmas: &[
             "layer_norm_on_sphere",
@@ -56,13 +56,13 @@ pub const PROOFS: &[Proof] = &[
         covers: "‖LN(x)‖ = √d (σ > 0, ε = 0), ‖RMSNorm(x)‖ = √d (x ≠ 0), ‖y‖² = d·m/(m + ε) (ε inside) and d·m/(√m + ε)² (outside)",
     },
     Proof {
-        theorem: super::two_point_map::ID,
+        theorem: super::two_point_map::THEOREM.id,
         file: "Sphere.v",
         lemmas: &["two_point_map"],
         covers: "x = αv + β1 (v ⟂ 1, v ≠ 0, α ≠ 0) maps to sign(α)·√d·v/‖v‖ (ε = 0)",
     },
     Proof {
-        theorem: super::convex_hull::ID,
+        theorem: super::convex_hull::THEOREM.id,
         file: "Hull.v",
         lemmas: &[
             "hull_never_wins",
@@ -189,7 +189,7 @@ mod tests {
         assert!(status("projection", 7).starts_with("proved for all d (Coq: Projection.v:"));
         assert!(status("projection", 7).ends_with("checked on 7 instances"));
         assert_eq!(
-            status(super::super::rms_vs_layer::ID, 7),
+            status(super::super::rms_vs_layer::THEOREM.id, 7),
             "checked on 7 instances"
         );
     }

@@ -18,20 +18,12 @@ use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "layernorm-jacobian";
-
-pub const STATEMENT: &str = "For y = LN(x) = (x − μ)/√(σ² + ε) (γ = 1, ε inside), with u = x − μ1 and D = σ² + ε > 0, the Jacobian is J = (P − uuᵀ/(d·D))/√D, P = I − 11ᵀ/d (equal, for every direction v, to the derivative of the definition along v). J is symmetric with eigenvalues 0 on 1, ε/D^{3/2} on u and 1/√D on the (d − 2)-dimensional rest, so ‖J‖₂ = 1/√(σ² + ε) for d ≥ 3 (= √d/‖x − μ1‖ at ε = 0, i.e. O(√d/‖x‖), not O(d/‖x‖)), and ‖J‖₂ = ε/(σ² + ε)^{3/2} for d = 2 (J = 0 at ε = 0).";
-
-pub const SOURCE: &str = "digest: LayerNorm gradients (its O(d/‖x‖) corrected); Ba et al. 2016 §5 (invariance to shifts and scalings), derived here";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "layernorm-jacobian",
+    statement: "For y = LN(x) = (x − μ)/√(σ² + ε) (γ = 1, ε inside), with u = x − μ1 and D = σ² + ε > 0, the Jacobian is J = (P − uuᵀ/(d·D))/√D, P = I − 11ᵀ/d (equal, for every direction v, to the derivative of the definition along v). J is symmetric with eigenvalues 0 on 1, ε/D^{3/2} on u and 1/√D on the (d − 2)-dimensional rest, so ‖J‖₂ = 1/√(σ² + ε) for d ≥ 3 (= √d/‖x − μ1‖ at ε = 0, i.e. O(√d/‖x‖), not O(d/‖x‖)), and ‖J‖₂ = ε/(σ² + ε)^{3/2} for d = 2 (J = 0 at ε = 0).",
+    source: "digest: LayerNorm gradients (its O(d/‖x‖) corrected); Ba et al. 2016 §5 (invariance to shifts and scalings), derived here",
+    check,
+};
 
 /// A rational d × d matrix, row-major.
 pub type Matrix = Vec<Vec<Rational>>;
@@ -236,7 +228,7 @@ pub fn digest_norm2(x: &[Rational], eps: &Rational) -> Option<Rational> {
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             let q = |n: i64| Rational::from(n);
             let rows = [

@@ -1,7 +1,8 @@
 //! The papers' theorems: statements, sources and exact checkers, and the catalogue the CLI
 //! lists (`normoracle theorems`) and `normoracle audit` runs.
 //!
-//! Each theorem is one module exposing `entry()`. Its checker runs fixed edge cases and then
+//! Each theorem is one module declaring `pub const THEOREM: TheoremEntry` (id, statement,
+//! source and its exact checker, in one place). The checker runs fixed edge cases and then
 //! `Budget::cases` random cases drawn from [`inputs`] (a portable ChaCha stream seeded by the
 //! budget's seed and the theorem's id), and decides every claim in exact arithmetic
 //! ([`surd::Surd`], rationals, exact integers): claims with √ are compared in the quadratic
@@ -81,18 +82,18 @@ pub struct TheoremEntry {
 /// from their own modules.)
 pub fn catalogue() -> Vec<TheoremEntry> {
     vec![
-        projection::entry(),
-        norm_sqrt_d::entry(),
-        decompositions::entry(),
-        two_point_map::entry(),
-        rms_vs_layer::entry(),
-        uniform_attention::entry(),
-        float_corollaries::entry(),
-        ellipsoid::entry(),
-        convex_hull::entry(),
-        uniform_attention_gain::entry(),
-        rmsnorm_image::entry(),
-        layernorm_jacobian::entry(),
+        projection::THEOREM,
+        norm_sqrt_d::THEOREM,
+        decompositions::THEOREM,
+        two_point_map::THEOREM,
+        rms_vs_layer::THEOREM,
+        uniform_attention::THEOREM,
+        float_corollaries::THEOREM,
+        ellipsoid::THEOREM,
+        convex_hull::THEOREM,
+        uniform_attention_gain::THEOREM,
+        rmsnorm_image::THEOREM,
+        layernorm_jacobian::THEOREM,
     ]
 }
 

@@ -11,21 +11,12 @@ use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "norm-sqrt-d";
-
-pub const STATEMENT: &str = "‖x − μ1‖² = d·σ² (eq. 5), so ‖(x − μ)/σ‖² = d exactly for every non-constant x, and ‖x/rms(x)‖² = d for every x ≠ 0. With ε > 0 the output shrinks by an exact law: ‖y‖² = d·m/(m + ε) < d (ε inside) and ‖y‖² = d·m/(√m + ε)² < d (ε outside), m = σ² for LayerNorm and mean(x²) for RMSNorm; a constant row maps to 0. Riechers' form √N·Π̂a/√(1 + Nε/aᵀΠa) equals the ε-inside LayerNorm output.";
-
-pub const SOURCE: &str =
-    "Brody et al. 2023 §2 eqs. (1)-(5); Riechers 2024 eq. (5); digest: ‖LayerNorm(v)‖² = d";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "norm-sqrt-d",
+    statement: "‖x − μ1‖² = d·σ² (eq. 5), so ‖(x − μ)/σ‖² = d exactly for every non-constant x, and ‖x/rms(x)‖² = d for every x ≠ 0. With ε > 0 the output shrinks by an exact law: ‖y‖² = d·m/(m + ε) < d (ε inside) and ‖y‖² = d·m/(√m + ε)² < d (ε outside), m = σ² for LayerNorm and mean(x²) for RMSNorm; a constant row maps to 0. Riechers' form √N·Π̂a/√(1 + Nε/aᵀΠa) equals the ε-inside LayerNorm output.",
+    source: "Brody et al. 2023 §2 eqs. (1)-(5); Riechers 2024 eq. (5); digest: ‖LayerNorm(v)‖² = d",
+    check,
+};
 
 /// The second moment the op divides by: σ² for LayerNorm, mean(x²) for RMSNorm.
 fn moment(op: Op, x: &[Rational]) -> Rational {
@@ -191,7 +182,7 @@ pub fn check_row(reference: Reference, x: &[Rational], eps: &Rational) -> Result
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             let q = |n: i64, d: i64| Rational::from((n, d));
             let rows = [

@@ -11,20 +11,12 @@ use super::faults::Centering;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use rug::Rational;
 
-pub const ID: &str = "projection";
-
-pub const STATEMENT: &str = "x − μ1 = Px with P = I − 11ᵀ/d: P is symmetric and idempotent, P1 = 0, trace P = rank P = d − 1, and (x − μ1)·1 = 0, x − μ1 ⟂ μ1, ‖x‖² = ‖x − μ1‖² + dμ². Brody et al.'s construction P = M A M⁻¹ (M's columns: (1−d at i, 1 elsewhere) for i < d and 1; A = [e1 … e_{d−1}, 0]; M⁻¹ as printed in eq. 27) holds for every d tried.";
-
-pub const SOURCE: &str = "Brody et al. 2023, §2 eq. (4) and App. C eqs. (16)-(28); Gupta et al. 2024 §2.2; blog f(x) = (I − 1/n)x";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "projection",
+    statement: "x − μ1 = Px with P = I − 11ᵀ/d: P is symmetric and idempotent, P1 = 0, trace P = rank P = d − 1, and (x − μ1)·1 = 0, x − μ1 ⟂ μ1, ‖x‖² = ‖x − μ1‖² + dμ². Brody et al.'s construction P = M A M⁻¹ (M's columns: (1−d at i, 1 elsewhere) for i < d and 1; A = [e1 … e_{d−1}, 0]; M⁻¹ as printed in eq. 27) holds for every d tried.",
+    source: "Brody et al. 2023, §2 eq. (4) and App. C eqs. (16)-(28); Gupta et al. 2024 §2.2; blog f(x) = (I − 1/n)x",
+    check,
+};
 
 /// Widths whose matrices are built and multiplied densely (O(d³) per check).
 pub const MATRIX_MAX_D: usize = 96;
@@ -274,7 +266,7 @@ pub fn check_row(
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             for d in 1..=64 {
                 let outcome = check_matrices(d, &scaled_projection(d), &brody_m_inverse_scaled(d));

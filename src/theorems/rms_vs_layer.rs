@@ -11,20 +11,12 @@ use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "rms-vs-layer";
-
-pub const STATEMENT: &str = "With the same ε, convention and γ (no zero entries), no β: RMSNorm(x) = LayerNorm(x) iff mean(x) = 0. LayerNorm's output (γ = 1) is exactly orthogonal to 1: Σy = 0, angle 90°. RMSNorm's output has cos²∠(y, 1) = (Σx)²/(d·‖x‖²) = μ²/mean(x²) exactly (any ε), zero iff μ = 0, one iff x is constant.";
-
-pub const SOURCE: &str = "Gupta et al. 2024 §2.2 and §4 (angle to the uniform vector); digest: RMSNorm; Zhang & Sennrich 2019";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "rms-vs-layer",
+    statement: "With the same ε, convention and γ (no zero entries), no β: RMSNorm(x) = LayerNorm(x) iff mean(x) = 0. LayerNorm's output (γ = 1) is exactly orthogonal to 1: Σy = 0, angle 90°. RMSNorm's output has cos²∠(y, 1) = (Σx)²/(d·‖x‖²) = μ²/mean(x²) exactly (any ε), zero iff μ = 0, one iff x is constant.",
+    source: "Gupta et al. 2024 §2.2 and §4 (angle to the uniform vector); digest: RMSNorm; Zhang & Sennrich 2019",
+    check,
+};
 
 /// cos² of the angle between v and 1: (v·1)²/(d·‖v‖²); `None` for v = 0 (no angle).
 pub fn cos2_to_ones(v: &[Rational]) -> Option<Rational> {
@@ -133,7 +125,7 @@ pub fn check_cos2(cos2: fn(&[Rational]) -> Option<Rational>, x: &[Rational]) -> 
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             let q = |n: i64| Rational::from(n);
             let rows = [

@@ -14,20 +14,12 @@ use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "rmsnorm-image";
-
-pub const STATEMENT: &str = "RMS(x) = γ⊙x·s + β with s = 1/√(m + ε) (ε inside) or 1/(√m + ε) (outside), m = mean(x²), every γ_i ≠ 0: Σ_i (y_i − β_i)²/γ_i² = d·m·s², i.e. d·m/(m + ε) inside, ≤ d with equality iff ε = 0. So the image lies on the axis-aligned ellipsoid with semi-axes √d·|γ_i| (ε = 0; inside it for ε > 0, at squared radius r² = m/(m + ε)), and the semi-axis endpoints β ± √d·γ_i·e_i are the outputs of ±e_i: no projection, the image spans all d dimensions. Fibres at ε = 0: RMS(λx) = RMS(x) for every λ > 0, and RMS(x') ≠ RMS(x) when x' is not a positive multiple of x; with ε > 0, RMS(λx) ≠ RMS(x) for λ ≠ 1. ε law: for x ~ N(0, I_d), P(r ≤ ρ) = F_{χ²_d}(dερ²/(1 − ρ²)).";
-
-pub const SOURCE: &str = "Zhang & Sennrich 2019 (RMSNorm); digest: RMSNorm; the ellipsoid form of Riechers 2024 §2 without the projection";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "rmsnorm-image",
+    statement: "RMS(x) = γ⊙x·s + β with s = 1/√(m + ε) (ε inside) or 1/(√m + ε) (outside), m = mean(x²), every γ_i ≠ 0: Σ_i (y_i − β_i)²/γ_i² = d·m·s², i.e. d·m/(m + ε) inside, ≤ d with equality iff ε = 0. So the image lies on the axis-aligned ellipsoid with semi-axes √d·|γ_i| (ε = 0; inside it for ε > 0, at squared radius r² = m/(m + ε)), and the semi-axis endpoints β ± √d·γ_i·e_i are the outputs of ±e_i: no projection, the image spans all d dimensions. Fibres at ε = 0: RMS(λx) = RMS(x) for every λ > 0, and RMS(x') ≠ RMS(x) when x' is not a positive multiple of x; with ε > 0, RMS(λx) ≠ RMS(x) for λ ≠ 1. ε law: for x ~ N(0, I_d), P(r ≤ ρ) = F_{χ²_d}(dερ²/(1 − ρ²)).",
+    source: "Zhang & Sennrich 2019 (RMSNorm); digest: RMSNorm; the ellipsoid form of Riechers 2024 §2 without the projection",
+    check,
+};
 
 /// Σ((yᵢ − βᵢ)/γᵢ)², exactly.
 pub fn gain_form(y: &[Surd], gamma: &[Rational], beta: &[Rational]) -> Result<Surd, String> {
@@ -193,7 +185,7 @@ fn positive_multiple(a: &[Rational], b: &[Rational]) -> bool {
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             let q = |n: i64| Rational::from(n);
             let gamma = [q(2), Rational::from((-1, 3)), q(5)];

@@ -12,21 +12,12 @@ use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "two-point-map";
-
-pub const STATEMENT: &str = "For v ⟂ 1, v ≠ 0, every x = αv + β1 maps to sign(α)·√d·v/‖v‖ (ε = 0): the plane span(v, 1) goes to exactly two points; LN is undefined at α = 0, and with ε > 0 the line α = 0 maps to 0 (then + b) and x to sign(α)·√d·v/√(‖v‖² + dε/α²). Conversely, for non-constant x and ε = 0, LN(x′) = LN(x) iff x′ = λx + c1 with λ > 0. With ε > 0 scale invariance fails by an exact law: LN_ε(λx + c1) = sign(λ)·LN_{ε/λ²}(x) (ε inside) and sign(λ)·LN_{ε/|λ|}(x) (ε outside), equal to LN_ε(x) for λ > 0 iff ε = 0 or λ = 1.";
-
-pub const SOURCE: &str =
-    "Brody et al. 2023 App. B eqs. (9)-(15) and footnote 4; converse and ε-law: this project";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "two-point-map",
+    statement: "For v ⟂ 1, v ≠ 0, every x = αv + β1 maps to sign(α)·√d·v/‖v‖ (ε = 0): the plane span(v, 1) goes to exactly two points; LN is undefined at α = 0, and with ε > 0 the line α = 0 maps to 0 (then + b) and x to sign(α)·√d·v/√(‖v‖² + dε/α²). Conversely, for non-constant x and ε = 0, LN(x′) = LN(x) iff x′ = λx + c1 with λ > 0. With ε > 0 scale invariance fails by an exact law: LN_ε(λx + c1) = sign(λ)·LN_{ε/λ²}(x) (ε inside) and sign(λ)·LN_{ε/|λ|}(x) (ε outside), equal to LN_ε(x) for λ > 0 iff ε = 0 or λ = 1.",
+    source: "Brody et al. 2023 App. B eqs. (9)-(15) and footnote 4; converse and ε-law: this project",
+    check,
+};
 
 /// Where App. B says αv + β1 goes (v ⟂ 1, v ≠ 0), ε inside: sign(α)·√d·v/√(‖v‖² + dε/α²) for
 /// α ≠ 0; 0 for α = 0 and ε > 0; undefined (`None`) for α = 0 and ε = 0.
@@ -226,7 +217,7 @@ pub fn converse_partner(
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             let q = |n: i64, d: i64| Rational::from((n, d));
             let v = vec![q(1, 1), q(-2, 1), q(0, 1), q(5, 1)];

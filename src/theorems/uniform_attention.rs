@@ -9,21 +9,12 @@ use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "uniform-attention";
-
-pub const STATEMENT: &str = "For a query q = c·1 and keys k_j = LayerNorm(x_j) + β (γ = 1, any ε ≥ 0, either convention), every score q·k_j equals c·Σβ exactly (0 without β), so softmax attention weights are exactly 1/n. Conversely, for a query q not parallel to 1 the keys LN(q) and LN(−q) (ε = 0) score √d·‖Pq‖ > 0 and −√d·‖Pq‖ < 0: no other query is uniform over all LN keys. RMSNorm keys (no projection) give no such guarantee.";
-
-pub const SOURCE: &str =
-    "Brody et al. 2023 §3.1 (projection: queries ≈ c·1 attend to all keys equally) and §4.1";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "uniform-attention",
+    statement: "For a query q = c·1 and keys k_j = LayerNorm(x_j) + β (γ = 1, any ε ≥ 0, either convention), every score q·k_j equals c·Σβ exactly (0 without β), so softmax attention weights are exactly 1/n. Conversely, for a query q not parallel to 1 the keys LN(q) and LN(−q) (ε = 0) score √d·‖Pq‖ > 0 and −√d·‖Pq‖ < 0: no other query is uniform over all LN keys. RMSNorm keys (no projection) give no such guarantee.",
+    source: "Brody et al. 2023 §3.1 (projection: queries ≈ c·1 attend to all keys equally) and §4.1",
+    check,
+};
 
 /// q·k for every key.
 pub fn scores(query: &[Rational], keys: &[SurdVec]) -> Result<Vec<Surd>, String> {
@@ -116,7 +107,7 @@ pub fn rms_keys_are_not_uniform(reference: Reference) -> Result<(), String> {
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             tally.record(
                 || "RMSNorm witness".into(),

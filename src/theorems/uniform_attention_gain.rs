@@ -11,21 +11,12 @@ use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
 
-pub const ID: &str = "uniform-attention-gain";
-
-pub const STATEMENT: &str = "For keys k_j = LayerNorm(x_j) with gain γ (every γ_i ≠ 0), bias β, any ε ≥ 0 and either convention, the query q = c·(1/γ_1, …, 1/γ_d) scores every key exactly c·Σ_i β_i/γ_i (0 without β), so softmax attention is exactly uniform; with γ = 1 this is the query c·1 of Brody et al. Conversely (β = 0, ε = 0), for q not parallel to 1/γ the keys of the inputs x = ±q⊙γ score ±√d·‖P(q⊙γ)‖ (P = I − 11ᵀ/d), of opposite strict signs: no other query is uniform over all keys. The query c·1 is not uniform once γ is not constant.";
-
-pub const SOURCE: &str =
-    "Brody et al. 2023 §3.1 (projection lets queries attend to all keys equally), with LayerNorm's gain γ of eq. (1)";
-
-pub fn entry() -> TheoremEntry {
-    TheoremEntry {
-        id: ID,
-        statement: STATEMENT,
-        source: SOURCE,
-        check,
-    }
-}
+pub const THEOREM: TheoremEntry = TheoremEntry {
+    id: "uniform-attention-gain",
+    statement: "For keys k_j = LayerNorm(x_j) with gain γ (every γ_i ≠ 0), bias β, any ε ≥ 0 and either convention, the query q = c·(1/γ_1, …, 1/γ_d) scores every key exactly c·Σ_i β_i/γ_i (0 without β), so softmax attention is exactly uniform; with γ = 1 this is the query c·1 of Brody et al. Conversely (β = 0, ε = 0), for q not parallel to 1/γ the keys of the inputs x = ±q⊙γ score ±√d·‖P(q⊙γ)‖ (P = I − 11ᵀ/d), of opposite strict signs: no other query is uniform over all keys. The query c·1 is not uniform once γ is not constant.",
+    source: "Brody et al. 2023 §3.1 (projection lets queries attend to all keys equally), with LayerNorm's gain γ of eq. (1)",
+    check,
+};
 
 /// c/γ entrywise (`None` when some γᵢ = 0).
 pub fn inverse_gain_query(c: &Rational, gamma: &[Rational]) -> Option<Vec<Rational>> {
@@ -177,7 +168,7 @@ fn convention_of(bit: u64) -> EpsConvention {
 fn check(budget: Budget) -> CheckReport {
     run_checks(
         budget,
-        ID,
+        THEOREM.id,
         |tally| {
             tally.record(
                 || "the query 1 with gain (1, 2)".into(),
