@@ -5,9 +5,9 @@
 //! tests), MPFR at 2000 bits for surd comparisons, and direct rational substitution for the
 //! exact solver. The engine's own pipelines (fast vs exact-LP-only) are also compared.
 
+use normoracle::exact::surd::cmp_scaled;
 use normoracle::geometry::selectability::figure::gaussian_keys;
 use normoracle::geometry::selectability::filter::{cmp_sums, dot, score_sums};
-use normoracle::geometry::selectability::surd::cmp_scaled;
 use normoracle::geometry::selectability::{
     check_plain, check_scaled, decide_plain, decide_scaled, exact_solve, Decision, KeySet,
     Normalization, Options, ScaledKeySet,

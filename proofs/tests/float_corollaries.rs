@@ -2,10 +2,10 @@
 //! on |mean(y)| and |‖y‖² − ‖z‖²|; and the exact rounding agrees with the format's rounding.
 
 use normoracle::dtype::Dtype;
+use normoracle::exact::surd::Surd;
 use normoracle::problem::{EpsConvention, Op};
 use normoracle::theorems::float_corollaries::{check_rounded_case, round_exact};
 use normoracle::theorems::inputs::Family;
-use normoracle::theorems::surd::Surd;
 use normoracle_proofs::{config, eps, holds, qc_holds, quickcheck, width, QcEps};
 use proptest::prelude::*;
 use quickcheck::TestResult;

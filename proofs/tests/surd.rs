@@ -1,7 +1,7 @@
 //! The exact arithmetic under every theorem: field laws of `Surd` and its order against an
 //! independent 512-bit MPFR evaluation wherever the two values are far enough apart to tell.
 
-use normoracle::theorems::surd::Surd;
+use normoracle::exact::surd::Surd;
 use normoracle_proofs::{config, qc_holds, quickcheck, rational, QcRational};
 use proptest::prelude::*;
 use quickcheck::TestResult;

@@ -5,6 +5,7 @@ pub mod reference;
 pub mod slow;
 pub mod stats;
 pub mod superacc;
+pub mod surd;
 
 pub use reference::{reference, Element, ElementInput, ReferenceOutput};
 pub use stats::{RowKind, RowStats};

@@ -7,8 +7,8 @@ use super::exact_vec::{
     centered, expect_equal, mean, norm2, normalize, variance, Reference, SurdVec,
 };
 use super::projection::{apply_dense, scaled_projection, DENSE_MAX_D};
-use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;
@@ -213,9 +213,9 @@ fn check(budget: Budget) -> CheckReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::surd::rational_sqrt;
     use crate::theorems::exact_vec::ints;
     use crate::theorems::faults;
-    use crate::theorems::surd::rational_sqrt;
 
     #[test]
     fn decompositions_match_on_known_rows() {

@@ -5,7 +5,7 @@
 //! radicand (r = σ²+ε for the ε-inside convention, r = σ² for ε-outside), so every identity
 //! the papers state can be compared exactly.
 
-use super::surd::{MixedRadicands, Surd};
+use crate::exact::surd::{MixedRadicands, Surd};
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;

@@ -6,7 +6,7 @@ use super::exact_vec::{
     assemble, centered, inverse_scale, len_q, mean_square, norm2, normalize, variance, Reference,
     SurdVec,
 };
-use super::surd::Surd;
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 

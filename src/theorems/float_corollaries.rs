@@ -15,10 +15,10 @@
 
 use super::exact_vec::{mean, norm2, normalize, surd_norm2, SurdVec};
 use super::inputs::{exact_pow2, Family};
-use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op, Problem};
 use rug::Rational;
 use std::cmp::Ordering;

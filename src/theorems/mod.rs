@@ -5,7 +5,7 @@
 //! source and its exact checker, in one place). The checker runs fixed edge cases and then
 //! `Budget::cases` random cases drawn from [`inputs`] (a portable ChaCha stream seeded by the
 //! budget's seed and the theorem's id), and decides every claim in exact arithmetic
-//! ([`surd::Surd`], rationals, exact integers): claims with √ are compared in the quadratic
+//! ([`crate::exact::surd::Surd`], rationals, exact integers): claims with √ are compared in the quadratic
 //! field they live in, never with a float tolerance. The `proofs/` crate drives the same
 //! check functions with proptest and quickcheck.
 
@@ -23,7 +23,6 @@ pub mod norm_sqrt_d;
 pub mod projection;
 pub mod rms_vs_layer;
 pub mod rmsnorm_image;
-pub mod surd;
 pub mod two_point_map;
 pub mod uniform_attention;
 pub mod uniform_attention_gain;

@@ -5,8 +5,8 @@ use super::exact_vec::{
     centered, expect_rational, expect_value, is_constant, len_q, mean, mean_square, norm2,
     normalize, surd_norm2, variance, Reference, SurdVec,
 };
-use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;

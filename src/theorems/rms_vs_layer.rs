@@ -29,7 +29,7 @@ pub fn cos2_to_ones(v: &[Rational]) -> Option<Rational> {
 
 /// cos² to 1 of an exact output vector; it must come out rational when the output is a rational
 /// vector times one scalar, so anything else is an error.
-pub fn cos2_to_ones_exact(y: &[super::surd::Surd]) -> Result<Option<Rational>, String> {
+pub fn cos2_to_ones_exact(y: &[crate::exact::surd::Surd]) -> Result<Option<Rational>, String> {
     let n2 = surd_norm2(y)?;
     if n2.is_zero() {
         return Ok(None);
@@ -171,9 +171,9 @@ fn check(budget: Budget) -> CheckReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::surd::Surd;
     use crate::theorems::exact_vec::ints;
     use crate::theorems::faults;
-    use crate::theorems::surd::Surd;
 
     #[test]
     fn cos2_by_hand() {

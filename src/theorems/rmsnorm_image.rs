@@ -8,8 +8,8 @@
 //! P(r ≤ ρ) = F_{χ²_d}(d·ε·ρ²/(1 − ρ²)) (LayerNorm's has χ²_{d−1}).
 
 use super::exact_vec::{expect_equal, mean_square, normalize, Reference, SurdVec};
-use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;

@@ -6,8 +6,8 @@ use super::exact_vec::{
     affine, centered, expect_equal, is_constant, layer_norm, len_q, norm2, normalize, Reference,
     SurdVec,
 };
-use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;

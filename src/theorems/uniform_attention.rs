@@ -3,8 +3,8 @@
 //! and only such queries do: any other query tells LN(q) from LN(−q).
 
 use super::exact_vec::{is_constant, normalize, sum, surd_dot_rational, Reference, SurdVec};
-use super::surd::Surd;
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;

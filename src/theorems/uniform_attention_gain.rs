@@ -4,9 +4,9 @@
 //! Only such queries are: for q not ∥ 1/γ, the inputs ±q⊙γ give keys of opposite scores.
 
 use super::exact_vec::{is_constant, normalize, Reference, SurdVec};
-use super::surd::Surd;
 use super::uniform_attention::{scores, uniform};
 use super::{run_checks, Budget, CheckReport, TheoremEntry};
+use crate::exact::surd::Surd;
 use crate::problem::{EpsConvention, Op};
 use rug::Rational;
 use std::cmp::Ordering;

@@ -28,7 +28,7 @@
 //!   rational ends instead.
 
 use super::keys::{exact, KeySet, ScaledKeySet};
-use super::surd::{cmp_scaled, cmp_surd_sum};
+use crate::exact::surd::{cmp_scaled, cmp_surd_sum};
 use rug::Rational;
 use std::cmp::Ordering;
 use std::fmt;

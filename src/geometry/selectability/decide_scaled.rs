@@ -16,9 +16,9 @@ use super::exact_solve;
 use super::heuristics::{braid_reflect, FloatKeys};
 use super::keys::ScaledKeySet;
 use super::simplex::{self, Lp, LpOutcome};
-use super::surd::sqrt_bounds;
 use super::verify::{self, QueryCheck};
 use crate::error::{Error, Result};
+use crate::exact::surd::sqrt_bounds;
 use rug::Rational;
 
 /// Precisions (bits) of the rational enclosures tried by the refined exact fallback.

@@ -41,7 +41,6 @@ pub mod heuristics;
 pub mod keys;
 pub mod report;
 pub mod simplex;
-pub mod surd;
 pub mod verify;
 
 pub use certificate::{check_plain, check_scaled, Above, Certificate, Query, Rejected, Weights};

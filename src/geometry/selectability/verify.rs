@@ -5,7 +5,7 @@
 use super::certificate::Query;
 use super::filter::{cmp_sums, dot, score_sums, Interval};
 use super::keys::{exact, KeySet, ScaledKeySet};
-use super::surd::cmp_scaled;
+use crate::exact::surd::cmp_scaled;
 use rug::Rational;
 use std::cmp::Ordering;
 
