@@ -53,6 +53,99 @@ fn constants_v_is_generated_from_the_judge() {
     );
 }
 
+/// A Coq source without its comments (nested `(* … *)`), so that prose may cite the numbers.
+fn without_comments(text: &str) -> String {
+    let (mut out, mut depth, mut rest) = (String::new(), 0usize, text);
+    while !rest.is_empty() {
+        if rest.starts_with("(*") {
+            depth += 1;
+            rest = &rest[2..];
+        } else if depth > 0 && rest.starts_with("*)") {
+            depth -= 1;
+            rest = &rest[2..];
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            if depth == 0 {
+                out.push(c);
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// The literal forms of the bound's structural constants (whitespace removed) that the proofs
+/// must write by their `Constants.v` names instead, and the name each file must use.
+const FORBIDDEN_LITERALS: &[(&str, &str)] = &[
+    ("d+10", "cap_exponent_offset (CAP_EXPONENT_OFFSET)"),
+    ("c3:=(1+u)^3", "output_roundings (OUTPUT_ROUNDINGS)"),
+    ("+2)/2", "shifted_weight (SHIFTED_WEIGHT_*)"),
+    ("(INRd-1)*(INRd+", "shifted_weight (SHIFTED_WEIGHT_*)"),
+    (
+        "abs_sumt<=bpow(p+e)->",
+        "grid_headroom_bits (GRID_HEADROOM_BITS)",
+    ),
+    (
+        "<=bpowradix2(p+e)->",
+        "grid_headroom_bits (GRID_HEADROOM_BITS)",
+    ),
+    ("(p_f32+e)", "grid_headroom_bits (GRID_HEADROOM_BITS)"),
+    ("(p_f64+e)", "grid_headroom_bits (GRID_HEADROOM_BITS)"),
+];
+
+/// Where each generated name must be used (so that the check above cannot pass by deletion).
+const REQUIRED_NAMES: &[(&str, &str)] = &[
+    ("Cap.v", "cap_exponent_offset"),
+    ("LayerNorm.v", "output_roundings"),
+    ("Shifted.v", "shifted_weight"),
+    ("Summation.v", "grid_headroom_bits"),
+    ("LayerNorm.v", "grid_headroom_bits"),
+    ("Shifted.v", "grid_headroom_bits"),
+    ("Judge.v", "grid_headroom_bits"),
+];
+
+#[test]
+fn proofs_use_the_generated_constants_not_literals() {
+    let (cap_offset, weight_high) = (
+        normoracle::judge::tolerance::CAP_EXPONENT_OFFSET,
+        normoracle::judge::tolerance::SHIFTED_WEIGHT_HIGH,
+    );
+    // The patterns spell today's values: a test to update with them.
+    assert_eq!((cap_offset, weight_high), (10, 2));
+    for file in sources().iter().filter(|f| f.as_str() != "Constants.v") {
+        let text = fs::read_to_string(formal_dir().join(file)).expect("source");
+        let code: String = without_comments(&text)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        for (literal, name) in FORBIDDEN_LITERALS {
+            assert!(
+                !code.contains(literal),
+                "{file} writes `{literal}`: use {name} from Constants.v, generated from \
+                 src/judge/tolerance.rs"
+            );
+        }
+    }
+    for (file, name) in REQUIRED_NAMES {
+        let text = fs::read_to_string(formal_dir().join(file)).expect("source");
+        assert!(
+            without_comments(&text).contains(name),
+            "{file} no longer uses `{name}` (Constants.v)"
+        );
+    }
+}
+
+#[test]
+fn the_literal_check_sees_a_reintroduced_literal() {
+    let code: String = without_comments(
+        "(* (d + 10) in prose is fine *)\nDefinition two_pass_cap d := (1 - u) ^ (d + 10).",
+    )
+    .chars()
+    .filter(|c| !c.is_whitespace())
+    .collect();
+    assert!(code.contains("d+10") && !code.contains("prose"));
+}
+
 fn coqc_available() -> bool {
     Command::new("coqc")
         .arg("--version")

@@ -1,10 +1,11 @@
 (** Item 9 of src/judge/tolerance.rs, the cap, for the two-pass kernels of the model (LayerNorm
-    and RMSNorm): whatever the row, |δ̂_i·r̂| ≤ two_pass_cap = √d·(1−u)^-(d+10)/2, so every output
+    and RMSNorm): whatever the row, |δ̂_i·r̂| ≤ two_pass_cap = √d·(1−u)^-(d+c)/2, c =
+    cap_exponent_offset (Constants.v), so every output
     is within c₃|γ_i|(two_pass_cap + |z_i|) + u|β_i| of y_i — the bound that stays finite where
     ρ is not. Rounding to nearest without underflow or overflow (FLX). *)
 From Coq Require Import Reals Lra Lia ZArith List Permutation.
 From Flocq Require Import Core Relative.
-From Normoracle Require Import Summation Weight Scale Sums LayerNorm.
+From Normoracle Require Import Constants Summation Weight Scale Sums LayerNorm.
 Open Scope R_scope.
 
 Fixpoint nonneg_leaves t := match t with Leaf x => 0 <= x | Node l r => nonneg_leaves l /\ nonneg_leaves r end.
@@ -75,8 +76,8 @@ Proof.
     lra.
 Qed.
 
-(** two_pass_cap of tolerance.rs: √d·(1−u)^-(d+10)/2. *)
-Definition two_pass_cap (d : nat) := sqrt (INR d) / sqrt ((1 - u) ^ (d + 10)).
+(** two_pass_cap of tolerance.rs: √d·(1−u)^-(d + cap_exponent_offset)/2. *)
+Definition two_pass_cap (d : nat) := sqrt (INR d) / sqrt ((1 - u) ^ (d + cap_exponent_offset)).
 
 (** Item 9: for every row, any centred values δ̂ (fl(x − μ̂) or x itself), their squares rounded
     or fused and summed by any tree, either division, ε ≥ 0 inside or outside:
@@ -192,9 +193,9 @@ Proof.
   { assert (H1 : 0 <= 1 / sh) by (apply Rmult_le_pos; [lra|apply Rlt_le, Rinv_0_lt_compat; lra]).
     destruct (fl_bounds (1 / sh) H1) as [L U]. fold rh in L, U.
     assert (1 / sh * sh = 1) by (field; lra). split; nra. }
-  (* |δ̂_i r̂|²·(1−u)^(d+10) ≤ d *)
-  assert (Hsq2 : (dh i * rh) * (dh i * rh) * (1 - u) ^ (d + 10) <= INR d).
-  { replace (d + 10)%nat with ((d + 6) + 4)%nat by lia. rewrite pow_add.
+  (* |δ̂_i r̂|²·(1−u)^(d + cap_exponent_offset) ≤ d: the offset is 6 + 4 *)
+  assert (Hsq2 : (dh i * rh) * (dh i * rh) * (1 - u) ^ (d + cap_exponent_offset) <= INR d).
+  { replace (d + cap_exponent_offset)%nat with ((d + 6) + 4)%nat by (unfold cap_exponent_offset; lia). rewrite pow_add.
     set (K := (1 - u) ^ (d + 6)) in *. pose proof (Hpow (d + 6)%nat) as HK0. fold K in HK0.
     pose proof (Hpow 4%nat).
     assert (rh * rh * (dh i * dh i) <= rh * rh * SS) by (apply Rmult_le_compat_l; nra).
@@ -218,12 +219,12 @@ Proof.
     assert (rh * rh * (dh i * dh i) * K * (1 - u) ^ 4 <= rh * rh * SS * K * (1 - u) ^ 4)
       by (apply Rmult_le_compat_r; lra).
     lra. }
-  unfold two_pass_cap. pose proof (Hpow (d + 10)%nat) as HP.
+  unfold two_pass_cap. pose proof (Hpow (d + cap_exponent_offset)%nat) as HP.
   rewrite <- sqrt_div_alt by exact HP.
   rewrite <- (sqrt_Rsqr (Rabs (dh i * rh))) by apply Rabs_pos.
   apply sqrt_le_1_alt. rewrite <- Rsqr_abs. unfold Rsqr.
-  apply Rmult_le_reg_r with ((1 - u) ^ (d + 10)); [exact HP|].
-  replace (INR d / (1 - u) ^ (d + 10) * (1 - u) ^ (d + 10)) with (INR d) by (field; lra).
+  apply Rmult_le_reg_r with ((1 - u) ^ (d + cap_exponent_offset)); [exact HP|].
+  replace (INR d / (1 - u) ^ (d + cap_exponent_offset) * (1 - u) ^ (d + cap_exponent_offset)) with (INR d) by (field; lra).
   exact Hsq2.
 Qed.
 
@@ -243,12 +244,12 @@ Proof.
   pose proof (u_nonneg p) as Hu.
   pose proof (one_plus_le p p0 H0). pose proof (one_plus_le p p1 H1). pose proof (one_plus_le p p2 H2).
   assert (Hc3 : Rabs ((1 + p0) * (1 + p1) * (1 + p2)) <= c3 p).
-  { unfold c3. rewrite !Rabs_mult.
+  { unfold c3, output_roundings. rewrite !Rabs_mult.
     assert (Rabs (1 + p0) * Rabs (1 + p1) <= (1 + u) * (1 + u))
       by (apply Rmult_le_compat; (apply Rabs_pos || assumption)).
     replace ((1 + u) ^ 3) with ((1 + u) * (1 + u) * (1 + u)) by ring.
     apply Rmult_le_compat; try assumption; [apply Rmult_le_pos|]; apply Rabs_pos. }
-  assert (Hc1 : 1 <= c3 p) by (unfold c3; apply pow_R1_Rle; lra).
+  assert (Hc1 : 1 <= c3 p) by (unfold c3, output_roundings; apply pow_R1_Rle; lra).
   replace ((g * a * (1 + p0) * (1 + p1) + b) * (1 + p2) - (g * z + b))
     with (g * (a * ((1 + p0) * (1 + p1) * (1 + p2))) - g * z + b * p2) by ring.
   set (c := (1 + p0) * (1 + p1) * (1 + p2)) in *.

@@ -3,6 +3,22 @@
 From Coq Require Import Reals ZArith.
 Open Scope R_scope.
 
+(** Item 2: sums are exact where Σ|x| ≤ 2^(p − grid_headroom_bits + e) (GRID_HEADROOM_BITS). *)
+Definition grid_headroom_bits : Z := 0%Z.
+
+(** Items 6, 8, 9: c₃ = (1+u)^output_roundings (OUTPUT_ROUNDINGS). *)
+Definition output_roundings : nat := 3%nat.
+
+(** Item 9: the cap √d·(1−u)^-(d + cap_exponent_offset)/2 (CAP_EXPONENT_OFFSET). *)
+Definition cap_exponent_offset : nat := 10%nat.
+
+(** Item 2b: the shift's extra node weight over n leaves (tolerance::shifted_weight). *)
+Definition shifted_weight_low : R := 1.
+Definition shifted_weight_high : R := 2.
+Definition shifted_weight_divisor : R := 2.
+Definition shifted_weight (n : R) : R :=
+  (n - shifted_weight_low) * (n + shifted_weight_high) / shifted_weight_divisor.
+
 (** The f32 accumulation format. *)
 Definition p_f32 : Z := 24%Z.
 Definition u_f32 : R := (IZR 1 / IZR 16777216).

@@ -30,14 +30,14 @@ Proof. unfold u_min_f32, emin_f32. rewrite f32_precision. simpl. lra. Qed.
 Lemma f64_u_min : u_min_f64 = bpow radix2 emin_f64.
 Proof. unfold u_min_f64, emin_f64. rewrite f64_precision. simpl. lra. Qed.
 
-(** Item 2 in binary32 and binary64: leaves on a grid 2^e with Σ|x| ≤ 2^(p+e) sum exactly in
+(** Item 2 in binary32 and binary64: leaves on a grid 2^e with Σ|x| ≤ 2^(p − grid_headroom_bits + e) sum exactly in
     every tree, under every rounding. *)
 Theorem f32_sum_exact_on_grid (rnd : R -> Z) { valid_rnd : Valid_rnd rnd } e t :
-  (emin_f32 <= e)%Z -> on_grid e t -> abs_sum t <= bpow radix2 (p_f32 + e) ->
+  (emin_f32 <= e)%Z -> on_grid e t -> abs_sum t <= bpow radix2 (p_f32 - grid_headroom_bits + e) ->
   rounded_sum (round radix2 (FLT_exp emin_f32 p_f32) rnd) t = exact_sum t.
 Proof. intros He Hg Hs. exact (sum_exact_on_grid _ _ rnd e t He Hg Hs). Qed.
 Theorem f64_sum_exact_on_grid (rnd : R -> Z) { valid_rnd : Valid_rnd rnd } e t :
-  (emin_f64 <= e)%Z -> on_grid e t -> abs_sum t <= bpow radix2 (p_f64 + e) ->
+  (emin_f64 <= e)%Z -> on_grid e t -> abs_sum t <= bpow radix2 (p_f64 - grid_headroom_bits + e) ->
   rounded_sum (round radix2 (FLT_exp emin_f64 p_f64) rnd) t = exact_sum t.
 Proof. intros He Hg Hs. exact (sum_exact_on_grid _ _ rnd e t He Hg Hs). Qed.
 

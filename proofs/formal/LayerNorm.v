@@ -8,7 +8,7 @@
     overflow (Flocq's FLX), u = 2^-p. The terms carry the names tolerance.rs gives them. *)
 From Coq Require Import Reals Lra Lia ZArith List Permutation.
 From Flocq Require Import Core Relative.
-From Normoracle Require Import Summation Weight Scale Variance Sums.
+From Normoracle Require Import Constants Summation Weight Scale Variance Sums.
 Import ListNotations.
 Open Scope R_scope.
 
@@ -132,7 +132,7 @@ Definition computed_scale (inside : bool) vh eps :=
 (** The judge's terms, as `RowBound::with_welford` and `RowBound::bound` compute them. *)
 Definition growth (d : nat) := (1 + u) ^ (d - 1).
 Definition division := 2 * u + u * u.
-Definition c3 := (1 + u) ^ 3.
+Definition c3 := (1 + u) ^ output_roundings.
 Definition sum_error d x :=
   (1 + u) * (1 + u) * u * growth d * T (map (fun i => Rabs (x i)) (seq 0 d)) / INR d
   + division * Rabs (mean d x).
@@ -257,7 +257,7 @@ Proof.
     unfold division. replace (INR d * e2 * e2) with (INR d * e2 ^ 2) by ring. exact H. }
   (* the tree *)
   assert (Hbound : forall i, (i < d)%nat -> Rabs (sq i) <= leaf_bound OpLayerNorm d x e2 i).
-  { intros i Hi. unfold leaf_bound, c3. eapply Rle_trans; [apply (Hleaf i Hi)|].
+  { intros i Hi. unfold leaf_bound, c3, output_roundings. eapply Rle_trans; [apply (Hleaf i Hi)|].
     pose proof (Hdh2 i Hi).
     assert (Hb : (delta OpLayerNorm d x i - D) ^ 2 <= (Rabs (delta OpLayerNorm d x i) + e2) * (Rabs (delta OpLayerNorm d x i) + e2)).
     { rewrite <- pow2_abs. simpl. rewrite Rmult_1_r.
@@ -365,7 +365,7 @@ Proof.
   pose proof (normalized p _ _ _ s mean_error _ Hs Hc Hrho) as Hn.
   destruct (output_forms _ _ _ _ _ Hout) as [p0 [p1 [p2 [H0 [H1 [H2 ->]]]]]].
   pose proof (output p _ _ (gamma i) (beta i) _ p0 p1 p2 H0 H1 H2 Hn) as Ho.
-  unfold exact_output, formula, scale_error, c3. fold s. fold rel.
+  unfold exact_output, formula, scale_error, c3, output_roundings. fold s. fold rel.
   replace (Rabs (delta o d x i) / s) with (Rabs (delta o d x i / s)); [exact Ho|].
   unfold Rdiv. rewrite Rabs_mult, (Rabs_pos_eq (/ s)); [reflexivity|].
   apply Rlt_le, Rinv_0_lt_compat. exact Hs.
@@ -420,12 +420,15 @@ Proof.
   apply (layer_norm_from_mean inside d x gamma beta eps it2 muh sq vh); (assumption || lra).
 Qed.
 
-(** Item 2 without underflow: leaves on a grid 2^e with Σ|x| ≤ 2^(p+e) sum exactly in every
-    tree (FLX has no least exponent, so any e will do). *)
-Lemma sum_exact_FLX e t : on_grid e t -> abs_sum t <= bpow radix2 (p + e) ->
+(** Item 2 without underflow: leaves on a grid 2^e with Σ|x| ≤ 2^(p − grid_headroom_bits + e)
+    sum exactly in every tree (FLX has no least exponent, so any e will do). *)
+Lemma sum_exact_FLX e t : on_grid e t -> abs_sum t <= bpow radix2 (p - grid_headroom_bits + e) ->
   rounded_sum fl t = exact_sum t.
 Proof.
-  induction t as [y|l IHl r IHr]; simpl; [reflexivity|].
+  intros Hg Hh.
+  assert (Hs : abs_sum t <= bpow radix2 (p + e)).
+  { eapply Rle_trans; [exact Hh|]. apply bpow_le. unfold grid_headroom_bits. lia. }
+  clear Hh. revert Hg Hs. induction t as [y|l IHl r IHr]; simpl; [reflexivity|].
   intros [Gl Gr] Hs.
   pose proof (abs_sum_nonneg l). pose proof (abs_sum_nonneg r).
   rewrite IHl, IHr by (assumption || lra).
@@ -458,7 +461,7 @@ Definition exact_sum_error d x :=
 
 Lemma exact_mean_stage d x it muh e :
   row_tree d it -> (forall i, (i < d)%nat -> exists m : Z, x i = IZR m * bpow radix2 e) ->
-  sum d (fun i => Rabs (x i)) <= bpow radix2 (p + e) ->
+  sum d (fun i => Rabs (x i)) <= bpow radix2 (p - grid_headroom_bits + e) ->
   divided (rounded_sum fl (on x it)) (INR d) muh -> Rabs (muh - mean d x) <= exact_sum_error d x.
 Proof.
   intros Hrow Hg Hs Hmu.
@@ -474,7 +477,7 @@ Theorem two_pass_layer_norm_exact_sums inside d x gamma beta eps e it1 it2 muh s
     two_pass_error mean_error e_v :
   (0 < d)%nat -> 0 <= eps -> row_tree d it1 -> row_tree d it2 ->
   (forall i, (i < d)%nat -> exists m : Z, x i = IZR m * bpow radix2 e) ->
-  sum d (fun i => Rabs (x i)) <= bpow radix2 (p + e) ->
+  sum d (fun i => Rabs (x i)) <= bpow radix2 (p - grid_headroom_bits + e) ->
   divided (rounded_sum fl (on x it1)) (INR d) muh ->
   (forall i, (i < d)%nat -> square_leaf (fl (x i - muh)) (sq i)) ->
   divided (rounded_sum fl (on sq it2)) (INR d) vh ->
@@ -519,7 +522,7 @@ Proof.
   assert (Hround : Rabs (sum d sq - sum d (fun i => x i * x i)) <= u * (INR d * variance OpRmsNorm d x)).
   { rewrite <- sum_minus, <- Hdq, <- sum_scal_l. apply sum_abs_le. intros i Hi. apply (Hleaf i Hi). }
   assert (Hbound : forall i, (i < d)%nat -> Rabs (sq i) <= leaf_bound OpRmsNorm d x 0 i).
-  { intros i Hi. unfold leaf_bound, c3. cbn [delta]. rewrite Rplus_0_r.
+  { intros i Hi. unfold leaf_bound, c3, output_roundings. cbn [delta]. rewrite Rplus_0_r.
     eapply Rle_trans; [apply (Hleaf i Hi)|].
     rewrite <- Rabs_mult, Rabs_pos_eq by (pose proof (Rle_0_sqr (x i)) as H0; unfold Rsqr in H0; exact H0).
     pose proof (Rle_0_sqr (x i)) as H0. unfold Rsqr in H0.

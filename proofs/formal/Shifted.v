@@ -6,7 +6,7 @@
     Rounding to nearest without underflow or overflow (FLX). *)
 From Coq Require Import Reals Lra Lia ZArith List Permutation.
 From Flocq Require Import Core Relative.
-From Normoracle Require Import Summation Weight Scale Variance Sums LayerNorm.
+From Normoracle Require Import Constants Summation Weight Scale Variance Sums LayerNorm.
 Import ListNotations.
 Open Scope R_scope.
 
@@ -60,8 +60,9 @@ Proof.
 Qed.
 
 (** A tree of n leaves of weight 1 has node weight at most 2 + 3 + … + n = (n−1)(n+2)/2. *)
-Lemma iw_one it : iw (fun _ => 1) it <= (INR (length (indices it)) - 1) * (INR (length (indices it)) + 2) / 2.
+Lemma iw_one it : iw (fun _ => 1) it <= shifted_weight (INR (length (indices it))).
 Proof.
+  unfold shifted_weight, shifted_weight_low, shifted_weight_high, shifted_weight_divisor.
   induction it as [i|l IHl r IHr]; simpl; [lra|].
   rewrite !isum_one, app_length, plus_INR.
   pose proof (indices_length l). pose proof (indices_length r).
@@ -85,7 +86,7 @@ Definition shifted_mean d x it j muh :=
 Definition shift_error d x largest :=
   let dl i := Rabs (delta OpLayerNorm d x i) in
   let sum_abs := sum d dl + INR d * largest in
-  let weights := (INR d - 1) * (INR d + 2) / 2 in
+  let weights := shifted_weight (INR d) in
   let t := T (map dl (seq 0 d)) + weights * largest in
   let s := u * sum_abs + u * growth p d * (1 + u) * t in
   (1 + u) * ((1 + u) * (1 + u) * s / INR d + division p * largest) + u * Rabs (mean d x).
@@ -121,7 +122,7 @@ Proof.
   pose proof (sum_error_node_weight p choice (on y it)) as H2.
   rewrite (leaves_on_row d it Hrow), (exact_on_row d it Hrow), node_weight_on in H2.
   assert (H3 : iw (fun i => Rabs (y i)) it <= (1 + u) * (T (map dl (seq 0 d))
-                                                + (INR d - 1) * (INR d + 2) / 2 * largest)).
+                                                + shifted_weight (INR d) * largest)).
   { eapply Rle_trans.
     - apply (iw_mono _ (fun i => (1 + u) * dl i + ((1 + u) * largest) * 1)).
       intros i Hi. pose proof (proj2 (Hy i (in_row d it Hrow i Hi))). lra.
@@ -131,23 +132,23 @@ Proof.
       pose proof (iw_one it) as H1'. rewrite (Permutation_length Hrow), seq_length in H1'.
       assert (0 <= largest) by (pose proof (HD 0%nat Hd); pose proof (Rabs_pos (delta OpLayerNorm d x 0)); lra).
       assert ((1 + u) * largest * iw (fun _ => 1) it
-              <= (1 + u) * largest * ((INR d - 1) * (INR d + 2) / 2))
+              <= (1 + u) * largest * shifted_weight (INR d))
         by (apply Rmult_le_compat_l; [nra|exact H1']).
       assert ((1 + u) * iw dl it <= (1 + u) * T (map dl (seq 0 d))) by (apply Rmult_le_compat_l; lra).
       lra. }
   set (Sh := rounded_sum fl (on y it)) in *.
   assert (HS : Rabs (Sh - INR d * (mean d x - K))
                <= u * (sum d dl + INR d * largest)
-                  + u * growth p d * (1 + u) * (T (map dl (seq 0 d)) + (INR d - 1) * (INR d + 2) / 2 * largest)).
+                  + u * growth p d * (1 + u) * (T (map dl (seq 0 d)) + shifted_weight (INR d) * largest)).
   { replace (Sh - INR d * (mean d x - K)) with ((Sh - sum d y) + (sum d y - INR d * (mean d x - K))) by ring.
     eapply Rle_trans; [apply Rabs_triang|].
     assert (0 <= u * (1 + u) ^ (d - 1)) by (apply Rmult_le_pos; [lra|apply pow_le; lra]).
     assert (u * (1 + u) ^ (d - 1) * iw (fun i => Rabs (y i)) it
-            <= u * (1 + u) ^ (d - 1) * ((1 + u) * (T (map dl (seq 0 d)) + (INR d - 1) * (INR d + 2) / 2 * largest)))
+            <= u * (1 + u) ^ (d - 1) * ((1 + u) * (T (map dl (seq 0 d)) + shifted_weight (INR d) * largest)))
       by (apply Rmult_le_compat_l; assumption).
     unfold growth. lra. }
   set (E' := u * (sum d dl + INR d * largest)
-             + u * growth p d * (1 + u) * (T (map dl (seq 0 d)) + (INR d - 1) * (INR d + 2) / 2 * largest)) in *.
+             + u * growth p d * (1 + u) * (T (map dl (seq 0 d)) + shifted_weight (INR d) * largest)) in *.
   destruct (mean_division p choice _ _ _ _ HdR HS) as [M1 M2].
   replace (INR d * (mean d x - K) / INR d) with (mean d x - K) in M1, M2 by (field; lra).
   assert (HK : Rabs (mean d x - K) <= largest).
@@ -235,17 +236,19 @@ Proof.
     assert (0 <= f n) by (apply H; lia). lra.
 Qed.
 
-(** Item 2b where the row lies on a grid 2^e with Σ|x| + d·max|x| ≤ 2^(p+e): every difference
+(** Item 2b where the row lies on a grid 2^e with Σ|x| + d·max|x| ≤ 2^(p − grid_headroom_bits + e): every difference
     and partial sum is exact, S' = d(μ − K), and |μ̂ − μ| ≤ shift_exact_error. *)
 Theorem shifted_mean_exact d x it j muh largest xmax e :
   (0 < d)%nat -> row_tree d it -> (j < d)%nat ->
   (forall i, (i < d)%nat -> Rabs (delta OpLayerNorm d x i) <= largest) ->
   (forall i, (i < d)%nat -> Rabs (x i) <= xmax) ->
   (forall i, (i < d)%nat -> exists m : Z, x i = IZR m * bpow radix2 e) ->
-  sum d (fun i => Rabs (x i)) + INR d * xmax <= bpow radix2 (p + e) ->
+  sum d (fun i => Rabs (x i)) + INR d * xmax <= bpow radix2 (p - grid_headroom_bits + e) ->
   shifted_mean d x it j muh -> Rabs (muh - mean d x) <= shift_exact_error d x largest.
 Proof.
   intros Hd Hrow Hj HD Hx Hg Hs Hmu. assert (HdR : 0 < INR d) by (apply lt_0_INR; exact Hd).
+  assert (Hs' : sum d (fun i => Rabs (x i)) + INR d * xmax <= bpow radix2 (p + e))
+    by (eapply Rle_trans; [exact Hs|]; apply bpow_le; unfold grid_headroom_bits; lia).
   pose proof (u_nonneg p) as Hu. set (K := x j).
   assert (Hxm : 0 <= xmax) by (pose proof (Hx j Hj); pose proof (Rabs_pos (x j)); lra).
   assert (HdX : xmax <= INR d * xmax).

@@ -3,6 +3,7 @@
     order, pairwise, blocked, any mix. *)
 From Coq Require Import Reals Lra Lia ZArith.
 From Flocq Require Import Core Relative.
+From Normoracle Require Import Constants.
 Open Scope R_scope.
 
 Inductive tree := Leaf (x : R) | Node (l r : tree).
@@ -74,12 +75,16 @@ Proof.
 Qed.
 
 (** Item 2, exact sums: leaves on a common grid 2^e (e ≥ emin) whose magnitudes sum to at
-    most 2^(p+e) are summed exactly by every tree, under every rounding. *)
+    most 2^(p − h + e), h = grid_headroom_bits ≥ 0 (Constants.v), are summed exactly by every
+    tree, under every rounding. *)
 Theorem sum_exact_on_grid (rnd : R -> Z) { valid_rnd : Valid_rnd rnd } e t :
-  (emin <= e)%Z -> on_grid e t -> abs_sum t <= bpow (p + e) ->
+  (emin <= e)%Z -> on_grid e t -> abs_sum t <= bpow (p - grid_headroom_bits + e) ->
   rounded_sum (round radix2 fmt rnd) t = exact_sum t.
 Proof.
-  intros He. induction t as [x|l IHl r IHr]; simpl; [reflexivity|].
+  intros He Hg Hh.
+  assert (Hs : abs_sum t <= bpow (p + e)).
+  { eapply Rle_trans; [exact Hh|]. apply bpow_le. unfold grid_headroom_bits. lia. }
+  clear Hh. revert Hg Hs. induction t as [x|l IHl r IHr]; simpl; [reflexivity|].
   intros [Gl Gr] Hs.
   pose proof (abs_sum_nonneg l). pose proof (abs_sum_nonneg r).
   rewrite IHl, IHr by (assumption || lra).

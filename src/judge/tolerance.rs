@@ -123,6 +123,47 @@ use std::cmp::Ordering;
 /// E − 1: the relative margin for evaluating B_i in 53-bit `Wide` arithmetic.
 const EVALUATION_MARGIN: f64 = 1.0 / (1u64 << 30) as f64;
 
+// The structural constants of the bound. `theorems::formal::coq_constants` writes each one
+// into `proofs/formal/Constants.v`, whose names the Coq development uses in place of
+// literals, so that changing one here without the proofs fails `tests/formal_proofs.rs`.
+
+/// Item 2: the exact-sum condition is Σ|x_i| ≤ 2^(p − GRID_HEADROOM_BITS)·q_x (Coq:
+/// `grid_headroom_bits`; `sum_exact_on_grid` holds for every headroom ≥ 0).
+pub const GRID_HEADROOM_BITS: i32 = 0;
+
+/// Items 6, 8, 9: c₃ = (1+u)^OUTPUT_ROUNDINGS, the roundings of the output γ·(δ̂·r̂) + β (Coq:
+/// `output_roundings`, in `c3`).
+pub const OUTPUT_ROUNDINGS: i32 = 3;
+
+/// Item 9: the cap √d·(1−u)^-(d + CAP_EXPONENT_OFFSET)/2 (Coq: `cap_exponent_offset`, in
+/// `two_pass_cap`).
+pub const CAP_EXPONENT_OFFSET: i32 = 10;
+
+/// Item 2b: the shift's extra node weight over d leaves, (d − LOW)(d + HIGH)/DIVISOR (Coq:
+/// `shifted_weight_low`, `_high`, `_divisor`, in `shifted_weight`, bounded by `iw_one`).
+pub const SHIFTED_WEIGHT_LOW: i32 = 1;
+/// See `SHIFTED_WEIGHT_LOW`.
+pub const SHIFTED_WEIGHT_HIGH: i32 = 2;
+/// See `SHIFTED_WEIGHT_LOW`.
+pub const SHIFTED_WEIGHT_DIVISOR: i32 = 2;
+
+/// c₃ = (1+u)^OUTPUT_ROUNDINGS.
+fn c3(u: f64) -> f64 {
+    (1.0 + u).powi(OUTPUT_ROUNDINGS)
+}
+
+/// Item 2b's weight of the shift over d leaves: (d − 1)(d + 2)/2 with the constants above.
+pub fn shifted_weight(d: usize) -> f64 {
+    let d = d as f64;
+    (d - f64::from(SHIFTED_WEIGHT_LOW)) * (d + f64::from(SHIFTED_WEIGHT_HIGH))
+        / f64::from(SHIFTED_WEIGHT_DIVISOR)
+}
+
+/// Item 9: √d·(1−u)^-(d + CAP_EXPONENT_OFFSET)/2.
+pub fn two_pass_cap(d: usize, u: f64) -> f64 {
+    (d as f64).sqrt() * (1.0 - u).powf(-(d as f64 + f64::from(CAP_EXPONENT_OFFSET)) / 2.0)
+}
+
 /// The accumulation precision the model assumes for kernels of a dtype: (u, u_min).
 pub fn accumulation_precision(dtype: Dtype) -> (f64, f64) {
     match dtype {
@@ -196,7 +237,7 @@ fn grid(values: &[f64]) -> Option<(i32, Wide)> {
 /// Whether magnitudes summing to `total` (rounded: compared with room to spare), all
 /// multiples of 2^quantum, have every partial sum exact in p bits.
 fn fits_the_grid(total: Wide, quantum: i32, p: i32) -> bool {
-    let limit = Wide::of(1.0).scaled(p + quantum);
+    let limit = Wide::of(1.0).scaled(p - GRID_HEADROOM_BITS + quantum);
     compare_nonnegative(total * Wide::of(1.0 + EVALUATION_MARGIN), limit) != Ordering::Greater
 }
 
@@ -325,7 +366,7 @@ impl RowBound {
                     one_plus_u * division * largest + wide(u) * mu_abs
                 } else {
                     let sum_abs = abs_delta.iter().fold(Wide::ZERO, |a, &b| a + b) + dw * largest;
-                    let weights = wide((d as f64 - 1.0) * (d as f64 + 2.0) / 2.0);
+                    let weights = wide(shifted_weight(d));
                     let t = tree_weight(abs_delta.clone()) + weights * largest;
                     let sum = wide(u) * sum_abs + wide(u) * growth * one_plus_u * t;
                     one_plus_u * (one_plus_u * one_plus_u * sum / dw + division * largest)
@@ -370,7 +411,7 @@ impl RowBound {
         let two_pass_error = max_nonnegative(sum_error, shift_error);
         let mean_error = max_nonnegative(two_pass_error, welford_error);
         // Item 6.
-        let c3 = wide((1.0 + u).powi(3));
+        let c3 = wide(c3(u));
         let leaves = abs_delta
             .iter()
             .map(|&a| {
@@ -440,7 +481,7 @@ impl RowBound {
             mean_error,
             scale_error: scale_error * (1.0 + EVALUATION_MARGIN),
             underflow: wide(d as f64 * u_min) * inv_scale,
-            two_pass_cap: (d as f64).sqrt() * (1.0 - u).powf(-(d as f64 + 10.0) / 2.0),
+            two_pass_cap: two_pass_cap(d, u),
             welford_least_scale,
         }
     }
@@ -460,7 +501,7 @@ impl RowBound {
         let mean_over_s = wide(1.0 + u) * self.mean_error * r;
         let centring = (mean_over_s + wide(u) * z) * (wide(1.0) + rho) + z * rho;
         let g = wide(e.gamma.abs());
-        let c3 = (1.0 + u).powi(3);
+        let c3 = c3(u);
         let rest = wide(u) * wide(e.beta.abs()) + wide(2.0) * g * self.underflow;
         let formula = wide(c3) * g * centring + wide(c3 - 1.0) * g * z + rest;
         // Item 9: no kernel's |ẑ| exceeds the cap; the output errs by at most c₃|γ|(cap + |z|).

@@ -7,7 +7,10 @@
 //! checked on the checker's instances, and `normoracle theorems` says which is which.
 
 use crate::dtype::Dtype;
-use crate::judge::tolerance::{accumulation_bits, accumulation_precision};
+use crate::judge::tolerance::{
+    accumulation_bits, accumulation_precision, CAP_EXPONENT_OFFSET, GRID_HEADROOM_BITS,
+    OUTPUT_ROUNDINGS, SHIFTED_WEIGHT_DIVISOR, SHIFTED_WEIGHT_HIGH, SHIFTED_WEIGHT_LOW,
+};
 use rug::Rational;
 
 /// One catalogue theorem's proved part.
@@ -151,15 +154,31 @@ fn coq_real(x: f64) -> String {
     format!("(IZR {} / IZR {})", r.numer(), r.denom())
 }
 
-/// The text of `proofs/formal/Constants.v`: the accumulation formats' p, u and u_min as the
-/// judge uses them (`tolerance::accumulation_precision`, `accumulation_bits`); the exactness
-/// condition of item 2 is Σ|x| ≤ 2^(p + e) with this p.
+/// The text of `proofs/formal/Constants.v`: the bound's structural constants
+/// (`tolerance::GRID_HEADROOM_BITS`, `OUTPUT_ROUNDINGS`, `CAP_EXPONENT_OFFSET`, the
+/// `SHIFTED_WEIGHT_*` of `tolerance::shifted_weight`), which the Coq files use by name, and the
+/// accumulation formats' p, u and u_min as the judge uses them
+/// (`tolerance::accumulation_precision`, `accumulation_bits`).
 pub fn coq_constants() -> String {
     let mut out = String::from(
         "(** Generated from src/judge/tolerance.rs by normoracle::theorems::formal::coq_constants;\n    \
          tests/formal_proofs.rs fails when this file and the judge differ. Do not edit. *)\n\
          From Coq Require Import Reals ZArith.\nOpen Scope R_scope.\n",
     );
+    out.push_str(&format!(
+        "\n(** Item 2: sums are exact where Σ|x| ≤ 2^(p − grid_headroom_bits + e) (GRID_HEADROOM_BITS). *)\n\
+         Definition grid_headroom_bits : Z := {GRID_HEADROOM_BITS}%Z.\n\
+         \n(** Items 6, 8, 9: c₃ = (1+u)^output_roundings (OUTPUT_ROUNDINGS). *)\n\
+         Definition output_roundings : nat := {OUTPUT_ROUNDINGS}%nat.\n\
+         \n(** Item 9: the cap √d·(1−u)^-(d + cap_exponent_offset)/2 (CAP_EXPONENT_OFFSET). *)\n\
+         Definition cap_exponent_offset : nat := {CAP_EXPONENT_OFFSET}%nat.\n\
+         \n(** Item 2b: the shift's extra node weight over n leaves (tolerance::shifted_weight). *)\n\
+         Definition shifted_weight_low : R := {SHIFTED_WEIGHT_LOW}.\n\
+         Definition shifted_weight_high : R := {SHIFTED_WEIGHT_HIGH}.\n\
+         Definition shifted_weight_divisor : R := {SHIFTED_WEIGHT_DIVISOR}.\n\
+         Definition shifted_weight (n : R) : R :=\n  \
+         (n - shifted_weight_low) * (n + shifted_weight_high) / shifted_weight_divisor.\n"
+    ));
     for (name, dtype) in [("f32", Dtype::F32), ("f64", Dtype::F64)] {
         let (u, u_min) = accumulation_precision(dtype);
         let p = accumulation_bits(dtype);
@@ -203,5 +222,21 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("Definition p_f64 : Z := 53%Z."), "{c}");
+        assert!(
+            c.contains("Definition cap_exponent_offset : nat := 10%nat."),
+            "{c}"
+        );
+        assert!(
+            c.contains("Definition output_roundings : nat := 3%nat."),
+            "{c}"
+        );
+        assert!(
+            c.contains("Definition grid_headroom_bits : Z := 0%Z."),
+            "{c}"
+        );
+        assert!(
+            c.contains("Definition shifted_weight_high : R := 2."),
+            "{c}"
+        );
     }
 }
