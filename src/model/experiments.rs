@@ -250,6 +250,9 @@ pub struct HeadCount {
     pub layer: usize,
     pub head: usize,
     pub keys: usize,
+    /// Keys of sentences with more than 33 tokens (d + 1 = 33 keys in general position in
+    /// ℝ³² are the vertices of a simplex, all selectable).
+    pub keys_beyond_simplex: usize,
     pub unselectable: usize,
     pub unselectable_projected: usize,
     /// Sentences with at least one unselectable key (before projection).
@@ -288,6 +291,9 @@ pub fn brody_counts(run: &Run, tick: &(dyn Fn() + Sync)) -> Result<Vec<HeadCount
                     .filter(|d| !d.selectable())
                     .count();
                 c.keys += n;
+                if n > HEAD_DIM + 1 {
+                    c.keys_beyond_simplex += n;
+                }
                 c.unselectable += u;
                 c.sentences_with_unselectable += usize::from(u > 0);
                 match project_ones(keys, HEAD_DIM) {
@@ -312,6 +318,7 @@ pub fn brody_table(run: &Run, counts: &[HeadCount]) -> Table {
         "layer",
         "head",
         "keys",
+        "keys in sentences > 33 tokens",
         "unselectable",
         "fraction",
         "sentences with one",
@@ -335,6 +342,7 @@ pub fn brody_table(run: &Run, counts: &[HeadCount]) -> Table {
             c.layer.to_string(),
             c.head.to_string(),
             c.keys.to_string(),
+            c.keys_beyond_simplex.to_string(),
             c.unselectable.to_string(),
             format!("{:.4}", c.unselectable as f64 / c.keys.max(1) as f64),
             c.sentences_with_unselectable.to_string(),
@@ -474,7 +482,10 @@ pub fn riechers_table(run: &Run) -> Result<Table> {
             format!("{maxg:.4}"),
             format!("{longest:.4}"),
             format!("{shortest:.4}"),
-            format!("{:.1}", longest / shortest),
+            match longest / shortest {
+                s if s < 1e6 => format!("{s:.1}"),
+                s => format!("{s:.2e}"),
+            },
             format!("{:.1e}", e.max_relative_semi_axis_radius()),
             format!("{law:.1e}"),
             format!("{:.1e}", quantile(&mut gaps, 0.5)),

@@ -142,10 +142,10 @@ struct Linear {
 
 impl Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.matmul(&self.w.t().map_err(ce)?)
+        x.matmul(&self.w.t().map_err(ce)?)
             .map_err(ce)?
             .broadcast_add(&self.b)
-            .map_err(ce)?)
+            .map_err(ce)
     }
 }
 
