@@ -261,3 +261,19 @@ fn own_kernels_pass_on_real_activations() {
     }
     assert_eq!(experiments::kernel_table(run, &rows).rows.len(), 6);
 }
+
+/// Without the model files an artifact exits 2 with one line naming the command that fetches
+/// them (runs whether or not the files are installed).
+#[test]
+fn missing_model_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_normoracle"))
+        .args(["reproduce", "real-model-gupta"])
+        .env(model::DIR_ENV, dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("scripts/fetch_model.sh"), "{err}");
+}
