@@ -22,6 +22,8 @@ pub mod harness;
 pub mod judge;
 pub mod kernels;
 pub mod manifest;
+#[cfg(feature = "model")]
+pub mod model;
 pub mod npy;
 pub mod output;
 pub mod problem;

@@ -144,6 +144,65 @@ fn majority(_p: &Params) -> crate::Result<Output> {
     ))
 }
 
+/// The model's run on the corpus for the real-model artifacts (256 texts of fortunes-min).
+#[cfg(feature = "model")]
+fn real_model_run(p: &Params) -> crate::Result<crate::model::experiments::Run> {
+    use crate::model::experiments::{Run, RunConfig};
+    Run::new(RunConfig::artifact(p.seed))
+}
+
+#[cfg(feature = "model")]
+fn real_model_gupta(p: &Params) -> crate::Result<Output> {
+    Ok(Output::Table(crate::model::experiments::gupta_table(
+        &real_model_run(p)?,
+    )))
+}
+
+#[cfg(feature = "model")]
+fn real_model_brody(p: &Params) -> crate::Result<Output> {
+    use crate::model::experiments::{brody_counts, brody_svg, brody_table};
+    let run = real_model_run(p)?;
+    let bar = super::progress::bar(
+        (run.config.layers * crate::model::HEADS) as u64,
+        "heads",
+        true,
+    );
+    let counts = brody_counts(&run, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let svg = brody_svg(&counts, run.config.layers)?;
+    Ok(Output::Figure(brody_table(&run, &counts), svg))
+}
+
+#[cfg(feature = "model")]
+fn real_model_riechers(p: &Params) -> crate::Result<Output> {
+    Ok(Output::Table(crate::model::experiments::riechers_table(
+        &real_model_run(p)?,
+    )?))
+}
+
+#[cfg(feature = "model")]
+fn real_model_kernels(p: &Params) -> crate::Result<Output> {
+    use crate::model::experiments::{kernel_rows, kernel_table};
+    let run = real_model_run(p)?;
+    let rows = kernel_rows(&run, &["native", "reference-f64", "candle-nn"])?;
+    Ok(Output::Table(kernel_table(&run, &rows)))
+}
+
+#[cfg(not(feature = "model"))]
+fn real_model_missing(_p: &Params) -> crate::Result<Output> {
+    Err(crate::Error::usage(
+        "the real-model artifacts run all-MiniLM-L6-v2: build normoracle with --features model (files: scripts/fetch_model.sh)",
+    ))
+}
+#[cfg(not(feature = "model"))]
+use real_model_missing as real_model_gupta;
+#[cfg(not(feature = "model"))]
+use real_model_missing as real_model_brody;
+#[cfg(not(feature = "model"))]
+use real_model_missing as real_model_riechers;
+#[cfg(not(feature = "model"))]
+use real_model_missing as real_model_kernels;
+
 fn eps_counterexample(_p: &Params) -> crate::Result<Output> {
     Ok(Output::Table(
         crate::geometry::selectability::counterexamples::eps_counterexample()?.0,
@@ -252,6 +311,34 @@ pub fn catalogue() -> Vec<Artifact> {
             machine_independent: false,
             has_figure: false,
             produce: bench,
+        },
+        Artifact {
+            id: "real-model-gupta",
+            description: "all-MiniLM-L6-v2 on fortunes-min (feature model): per LayerNorm, angle of its input to 1 (median, 5%, 95%), the eps shrink of |u| against sqrt(d), beta's displacement of the outputs",
+            machine_independent: false,
+            has_figure: false,
+            produce: real_model_gupta,
+        },
+        Artifact {
+            id: "real-model-brody",
+            description: "all-MiniLM-L6-v2 on fortunes-min (feature model): unselectable keys per layer x head among each sentence's keys, before and after projecting out 1, exact certificates, SVG",
+            machine_independent: false,
+            has_figure: true,
+            produce: real_model_brody,
+        },
+        Artifact {
+            id: "real-model-riechers",
+            description: "all-MiniLM-L6-v2 (feature model): the certified ellipsoid of each LayerNorm's gain (semi-axis spread, near-zero gains) and the model's outputs against its surface",
+            machine_independent: false,
+            has_figure: false,
+            produce: real_model_riechers,
+        },
+        Artifact {
+            id: "real-model-kernels",
+            description: "all-MiniLM-L6-v2 on fortunes-min (feature model): native, reference-f64 and candle-nn judged on the 13 LayerNorms' real inputs in f32, f16, bf16",
+            machine_independent: false,
+            has_figure: false,
+            produce: real_model_kernels,
         },
     ]
 }
