@@ -162,7 +162,7 @@ fn real_model_gupta(p: &Params) -> crate::Result<Output> {
 fn real_model_brody(p: &Params) -> crate::Result<Output> {
     use crate::model::experiments::{brody_counts, brody_svg, brody_table};
     let run = real_model_run(p)?;
-    let bar = super::progress::bar(
+    let bar = crate::output::progress::bar(
         (run.config.layers * crate::model::HEADS) as u64,
         "heads",
         true,

@@ -6,8 +6,8 @@
 //! run through the f32 forward pass of [`super::MiniLm`].
 
 use super::{norm_name, Corpus, MiniLm, Trace, HEADS, HEAD_DIM, HIDDEN, LAYERS, LN_EPS};
-use crate::artifacts::format::Table;
 use crate::error::{Error, Result};
+use crate::output::format::Table;
 use rug::Rational;
 
 /// What a run of the model covers.
