@@ -35,7 +35,7 @@ pub struct ZooConfig {
     /// Compile and include examples/c/normoracle_example.c (needs `cc`).
     pub c_example: Option<PathBuf>,
     /// Python drivers to try (script paths), each run when its imports succeed.
-    pub python_drivers: Vec<(String, PathBuf, Vec<String>)>,
+    pub python_drivers: Vec<PythonDriver>,
     pub progress: bool,
     /// The standard of the verdicts (`--require`; the bound by default).
     pub standard: Standard,
@@ -365,6 +365,59 @@ fn driver_rows(
         }
     }
     Ok(rows)
+}
+
+/// A third-party kernel behind a Python driver: its name in the table, the script
+/// (`examples/python/*_driver.py`, run as `python3 SCRIPT DIR ARGS…`) and its arguments.
+pub type PythonDriver = (String, PathBuf, Vec<String>);
+
+/// The Python drivers under `examples` whose script exists and whose framework imports here
+/// (the accuracy table's and the real-model artifact's one list).
+pub fn python_drivers(examples: &std::path::Path) -> Vec<PythonDriver> {
+    let py = |f: &str| examples.join("python").join(f);
+    let drivers = [
+        (
+            "numpy float64 two-pass",
+            "numpy_driver.py",
+            vec!["two-pass"],
+            vec!["numpy"],
+        ),
+        (
+            "numpy float32 one-pass",
+            "numpy_driver.py",
+            vec!["one-pass"],
+            vec!["numpy"],
+        ),
+        (
+            "onnxruntime LayerNormalization/RMSNormalization",
+            "onnxruntime_driver.py",
+            vec![],
+            vec!["numpy", "onnx", "onnxruntime"],
+        ),
+        (
+            "jax two-pass (float32 statistics)",
+            "jax_driver.py",
+            vec!["two-pass"],
+            vec!["numpy", "jax"],
+        ),
+        (
+            "jax fast-variance (flax LayerNorm default)",
+            "jax_driver.py",
+            vec!["fast-variance"],
+            vec!["numpy", "jax"],
+        ),
+    ];
+    drivers
+        .into_iter()
+        .filter(|(_, script, _, modules)| py(script).exists() && python_imports(modules))
+        .map(|(name, script, a, _)| {
+            (
+                name.to_string(),
+                py(script),
+                a.into_iter().map(String::from).collect(),
+            )
+        })
+        .collect()
 }
 
 /// Compiles the C example into `dir`; None when no C compiler works.

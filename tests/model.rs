@@ -262,6 +262,34 @@ fn own_kernels_pass_on_real_activations() {
     assert_eq!(experiments::kernel_table(run, &rows).rows.len(), 6);
 }
 
+/// The Python frameworks see the same real inputs through a cases directory: numpy's float64
+/// two-pass LayerNorm passes on every LayerNorm in every format, and the judge's per-case
+/// tallies name the LayerNorms (skipped, and said so, without numpy).
+#[test]
+fn python_drivers_judged_on_real_activations() {
+    if !available() {
+        return;
+    }
+    let numpy = normoracle::zoo::python_drivers(&std::path::PathBuf::from("examples"))
+        .into_iter()
+        .filter(|(name, _, _)| name == "numpy float64 two-pass")
+        .collect::<Vec<_>>();
+    if numpy.is_empty() {
+        eprintln!("SKIPPED: numpy is not installed for python3");
+        return;
+    }
+    let run = slice();
+    let dir = tempfile::tempdir().unwrap();
+    let rows = experiments::driver_rows(run, &numpy, dir.path()).unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r.passed, r.norms, "{} {}: {:?}", r.kernel, r.dtype.name(), r.errors);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert_eq!(r.tally.judged as usize, run.tokens() * HIDDEN * r.norms);
+        assert_ne!(r.worst_norm, "-");
+    }
+}
+
 /// Without the model files an artifact exits 2 with one line naming the command that fetches
 /// them (runs whether or not the files are installed).
 #[test]

@@ -184,7 +184,17 @@ fn real_model_riechers(p: &Params) -> crate::Result<Output> {
 fn real_model_kernels(p: &Params) -> crate::Result<Output> {
     use crate::model::experiments::{kernel_rows, kernel_table};
     let run = real_model_run(p)?;
-    let rows = kernel_rows(&run, &["native", "reference-f64", "candle-nn"])?;
+    let mut rows = kernel_rows(&run, &["native", "reference-f64", "candle-nn"])?;
+    // The Python frameworks installed here, on the same inputs through a cases directory.
+    let examples = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let drivers = crate::zoo::python_drivers(&examples);
+    if !drivers.is_empty() {
+        let dir =
+            std::env::temp_dir().join(format!("normoracle-real-model-{}", std::process::id()));
+        let driven = crate::model::experiments::driver_rows(&run, &drivers, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        rows.extend(driven?);
+    }
     Ok(Output::Table(kernel_table(&run, &rows)))
 }
 
@@ -335,7 +345,7 @@ pub fn catalogue() -> Vec<Artifact> {
         },
         Artifact {
             id: "real-model-kernels",
-            description: "all-MiniLM-L6-v2 on fortunes-min (feature model): native, reference-f64 and candle-nn judged on the 13 LayerNorms' real inputs in f32, f16, bf16",
+            description: "all-MiniLM-L6-v2 on fortunes-min (feature model): native, reference-f64, candle-nn and the Python frameworks installed here judged on the 13 LayerNorms' real inputs in f32, f16, bf16",
             machine_independent: false,
             has_figure: false,
             produce: real_model_kernels,

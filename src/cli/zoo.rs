@@ -55,53 +55,10 @@ pub fn run(args: Args) -> Result<Outcome> {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
         }
     });
-    let py = |f: &str| examples.join("python").join(f);
-    let drivers = [
-        (
-            "numpy float64 two-pass",
-            "numpy_driver.py",
-            vec!["two-pass"],
-            vec!["numpy"],
-        ),
-        (
-            "numpy float32 one-pass",
-            "numpy_driver.py",
-            vec!["one-pass"],
-            vec!["numpy"],
-        ),
-        (
-            "onnxruntime LayerNormalization/RMSNormalization",
-            "onnxruntime_driver.py",
-            vec![],
-            vec!["numpy", "onnx", "onnxruntime"],
-        ),
-        (
-            "jax two-pass (float32 statistics)",
-            "jax_driver.py",
-            vec!["two-pass"],
-            vec!["numpy", "jax"],
-        ),
-        (
-            "jax fast-variance (flax LayerNorm default)",
-            "jax_driver.py",
-            vec!["fast-variance"],
-            vec!["numpy", "jax"],
-        ),
-    ];
     let python_drivers = if args.builtins_only {
         Vec::new()
     } else {
-        drivers
-            .into_iter()
-            .filter(|(_, script, _, modules)| py(script).exists() && zoo::python_imports(modules))
-            .map(|(name, script, a, _)| {
-                (
-                    name.to_string(),
-                    py(script),
-                    a.into_iter().map(String::from).collect(),
-                )
-            })
-            .collect()
+        zoo::python_drivers(&examples)
     };
     let cfg = ZooConfig {
         seed,

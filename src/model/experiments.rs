@@ -512,7 +512,7 @@ pub struct KernelRow {
 /// model's γ, β (rounded likewise) and ε = 1e-12 (inside the square root, as BERT).
 pub fn kernel_rows(run: &Run, kernels: &[&str]) -> Result<Vec<KernelRow>> {
     use crate::dtype::Dtype;
-    use crate::problem::{Eps, EpsConvention, Op, Problem};
+    use crate::problem::Op;
     let mut rows = Vec::new();
     for &name in kernels {
         let kernel = crate::adapters::builtin(name)?;
@@ -531,22 +531,7 @@ pub fn kernel_rows(run: &Run, kernels: &[&str]) -> Result<Vec<KernelRow>> {
                 errors: Vec::new(),
             };
             for i in 0..run.norms() {
-                let p = &run.model.norms[i];
-                let x = run.ln_input_rows(i);
-                let round = |v: &[f32]| -> Vec<u64> {
-                    v.iter().map(|&a| dtype.round_f64(f64::from(a))).collect()
-                };
-                let problem = Problem {
-                    op: Op::LayerNorm,
-                    dtype,
-                    eps: Eps::from_f32(LN_EPS)?,
-                    convention: EpsConvention::Inside,
-                    rows: x.len() / HIDDEN,
-                    d: HIDDEN,
-                    x: round(&x),
-                    gamma: Some(round(&p.gamma)),
-                    beta: Some(round(&p.beta)),
-                };
+                let problem = ln_problem(run, i, dtype)?;
                 row.norms += 1;
                 let out = match kernel.run(&problem) {
                     Ok(o) => o,
@@ -562,6 +547,115 @@ pub fn kernel_rows(run: &Run, kernels: &[&str]) -> Result<Vec<KernelRow>> {
                     row.worst_norm = norm_name(i);
                 }
                 row.tally.merge(&report.tally);
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// LayerNorm `i`'s real inputs as a problem in `dtype`: every token's row rounded to the
+/// format, the model's γ and β rounded likewise, ε = 1e-12 inside the square root (as BERT).
+pub fn ln_problem(
+    run: &Run,
+    i: usize,
+    dtype: crate::dtype::Dtype,
+) -> Result<crate::problem::Problem> {
+    use crate::problem::{Eps, EpsConvention, Op, Problem};
+    let p = &run.model.norms[i];
+    let x = run.ln_input_rows(i);
+    let round =
+        |v: &[f32]| -> Vec<u64> { v.iter().map(|&a| dtype.round_f64(f64::from(a))).collect() };
+    Ok(Problem {
+        op: Op::LayerNorm,
+        dtype,
+        eps: Eps::from_f32(LN_EPS)?,
+        convention: EpsConvention::Inside,
+        rows: x.len() / HIDDEN,
+        d: HIDDEN,
+        x: round(&x),
+        gamma: Some(round(&p.gamma)),
+        beta: Some(round(&p.beta)),
+    })
+}
+
+/// The Python drivers judged on the same real inputs as [`kernel_rows`]: the 13 LayerNorms in
+/// f32, f16 and bf16 are written to `dir` as a `normoracle cases` directory (case family =
+/// the LayerNorm's name), each driver writes its outputs there and `check` judges them, as it
+/// judges the battery. A driver whose framework is missing (its script fails) gives no row;
+/// a format it declines gives a row with the cases it left without outputs as errors.
+pub fn driver_rows(
+    run: &Run,
+    drivers: &[crate::zoo::PythonDriver],
+    dir: &std::path::Path,
+) -> Result<Vec<KernelRow>> {
+    use crate::dtype::Dtype;
+    use crate::manifest::{self, DiskCase};
+    let formats = [Dtype::F32, Dtype::F16, Dtype::BF16];
+    let mut problems = Vec::new();
+    for dtype in formats {
+        for i in 0..run.norms() {
+            problems.push((norm_name(i), ln_problem(run, i, dtype)?));
+        }
+    }
+    manifest::prepare_dir(dir, true)?;
+    manifest::write_problems(
+        dir,
+        run.config.seed,
+        problems
+            .iter()
+            .enumerate()
+            .map(|(id, (family, problem))| DiskCase {
+                id,
+                family,
+                problem,
+            }),
+    )?;
+    let mut rows = Vec::new();
+    for (name, script, args) in drivers {
+        manifest::clear_outputs(dir)?;
+        let ran = std::process::Command::new("python3")
+            .arg(script)
+            .arg(dir)
+            .args(args)
+            .output();
+        if !matches!(&ran, Ok(o) if o.status.success()) {
+            continue; // its framework is not installed here
+        }
+        let verdicts = manifest::judge_dir(dir, name)?;
+        for dtype in formats {
+            let report = verdicts
+                .reports
+                .iter()
+                .find(|r| r.dtype == dtype && r.op == crate::problem::Op::LayerNorm);
+            let missing = verdicts.missing_for(crate::problem::Op::LayerNorm, dtype);
+            let mut row = KernelRow {
+                kernel: name.clone(),
+                dtype,
+                passed: 0,
+                norms: run.norms(),
+                tally: Default::default(),
+                worst_norm: "-".into(),
+                worst_ulp: 0,
+                errors: Vec::new(),
+            };
+            if missing == run.norms() {
+                row.errors.push("declined this format (no outputs)".into());
+            } else if missing > 0 {
+                row.errors
+                    .push(format!("{missing} LayerNorms without outputs"));
+            }
+            if let Some(report) = report {
+                row.tally = report.tally.clone();
+                for case in report.per_case.iter().flatten() {
+                    row.passed +=
+                        usize::from(case.tally.failed == 0 && case.tally.unmeasured_failures == 0);
+                    if case.tally.max_ulp >= row.worst_ulp {
+                        row.worst_ulp = case.tally.max_ulp;
+                        row.worst_norm = case.family.clone();
+                    }
+                }
+                row.errors.extend(report.kernel_errors.iter().cloned());
             }
             rows.push(row);
         }
