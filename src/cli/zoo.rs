@@ -30,6 +30,11 @@ pub struct Args {
     /// Where examples/c and examples/python live.
     #[arg(long)]
     pub examples: Option<PathBuf>,
+    /// A shared library behind the C ABI as LABEL=PATH (repeatable), e.g. ggml's norms:
+    /// `scripts/ggml_shim.sh` builds target/ggml/libnormoracle_ggml.so and prints the label.
+    /// Its (op, dtype) without an entry point read "unsupported".
+    #[arg(long = "lib", value_parser = parse_lib)]
+    pub libs: Vec<(String, PathBuf)>,
     /// Only the builtin kernels (the machine-independent part).
     #[arg(long)]
     pub builtins_only: bool,
@@ -58,34 +63,59 @@ pub fn run(args: Args) -> Result<Outcome> {
     let py = |f: &str| examples.join("python").join(f);
     let drivers = [
         (
-            "numpy float64 two-pass",
+            "numpy {v} float64 two-pass",
             "numpy_driver.py",
             vec!["two-pass"],
             vec!["numpy"],
         ),
         (
-            "numpy float32 one-pass",
+            "numpy {v} float32 one-pass",
             "numpy_driver.py",
             vec!["one-pass"],
             vec!["numpy"],
         ),
         (
-            "onnxruntime LayerNormalization/RMSNormalization",
+            "onnxruntime {v} LayerNormalization/RMSNormalization",
             "onnxruntime_driver.py",
             vec![],
             vec!["numpy", "onnx", "onnxruntime"],
         ),
         (
-            "jax two-pass (float32 statistics)",
+            "jax {v} two-pass (float32 statistics)",
             "jax_driver.py",
             vec!["two-pass"],
             vec!["numpy", "jax"],
         ),
         (
-            "jax fast-variance (flax LayerNorm default)",
+            "jax {v} fast-variance (flax LayerNorm default)",
             "jax_driver.py",
             vec!["fast-variance"],
             vec!["numpy", "jax"],
+        ),
+        (
+            "openvino {v} CPU (MVN / RMS pattern)",
+            "openvino_driver.py",
+            vec![],
+            vec!["numpy", "openvino"],
+        ),
+        // Outside CI (docs/zoo.md): tinygrad needs clang, paddle and tensorflow are large.
+        (
+            "tinygrad {v} nn.LayerNorm/RMSNorm",
+            "tinygrad_driver.py",
+            vec![],
+            vec!["numpy", "tinygrad"],
+        ),
+        (
+            "paddlepaddle {v} F.layer_norm/rms_norm (CPU)",
+            "paddle_driver.py",
+            vec![],
+            vec!["numpy", "paddle"],
+        ),
+        (
+            "tensorflow {v} keras LayerNormalization/RMSNormalization",
+            "tensorflow_driver.py",
+            vec![],
+            vec!["numpy", "tensorflow"],
         ),
     ];
     let python_drivers = if args.builtins_only {
@@ -93,13 +123,15 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         drivers
             .into_iter()
-            .filter(|(_, script, _, modules)| py(script).exists() && zoo::python_imports(modules))
-            .map(|(name, script, a, _)| {
-                (
-                    name.to_string(),
+            .filter(|(_, script, _, _)| py(script).exists())
+            // The framework's version (the last module's) goes into the row's label.
+            .filter_map(|(name, script, a, modules)| {
+                let version = zoo::python_version(&modules)?;
+                Some((
+                    name.replace("{v}", &version),
                     py(script),
                     a.into_iter().map(String::from).collect(),
-                )
+                ))
             })
             .collect()
     };
@@ -115,6 +147,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         c_example: (!args.builtins_only)
             .then(|| examples.join("c").join("normoracle_example.c"))
             .filter(|p| p.exists()),
+        c_libs: if args.builtins_only {
+            Vec::new()
+        } else {
+            args.libs
+        },
         python_drivers,
         progress: true,
         standard: args.require.unwrap_or_default(),
@@ -128,6 +165,23 @@ pub fn run(args: Args) -> Result<Outcome> {
         .iter()
         .any(|r| r.verdict_in_domain == zoo::ZooVerdict::Fail);
     Ok(Outcome::from_pass(args.require.is_none() || !missed))
+}
+
+/// `LABEL=PATH` (the row's label, the library); a bare PATH is labelled by its file name.
+fn parse_lib(s: &str) -> Result<(String, PathBuf)> {
+    let (label, path) = match s.rsplit_once('=') {
+        Some((label, path)) if !label.is_empty() => (label.to_string(), PathBuf::from(path)),
+        _ => {
+            let path = PathBuf::from(s);
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            (name.unwrap_or_else(|| s.to_string()), path)
+        }
+    };
+    if path.is_file() {
+        Ok((label, path))
+    } else {
+        Err(Error::usage(format!("--lib: no file {}", path.display())))
+    }
 }
 
 /// A dtype the zoo's kernels take (f64 is not in the C ABI).
