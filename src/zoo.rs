@@ -34,6 +34,10 @@ pub struct ZooConfig {
     pub builtins: Vec<String>,
     /// Compile and include examples/c/normoracle_example.c (needs `cc`).
     pub c_example: Option<PathBuf>,
+    /// Shared libraries behind the C ABI, each with its row label (`zoo --lib LABEL=PATH`,
+    /// e.g. ggml's norms through scripts/ggml_shim.sh). An (op, dtype) whose symbol the
+    /// library lacks reads "unsupported".
+    pub c_libs: Vec<(String, PathBuf)>,
     /// Python drivers to try (script paths), each run when its imports succeed.
     pub python_drivers: Vec<PythonDriver>,
     pub progress: bool,
@@ -262,13 +266,22 @@ fn kernel_rows(
     cfg: &ZooConfig,
     extras: &[Extra],
     bar: &indicatif::ProgressBar,
-    kernel_for: impl Fn(Op, Dtype) -> Result<Box<dyn Kernel>>,
+    kernel_for: impl Fn(Op, Dtype) -> Result<Option<Box<dyn Kernel>>>,
 ) -> Result<Vec<ZooRow>> {
     let mut rows = Vec::new();
     for &op in &cfg.ops {
         for &dtype in &cfg.dtypes {
             bar.inc(1);
-            let kernel = kernel_for(op, dtype)?;
+            let reproducer = |case: usize| {
+                format!(
+                    "normoracle fuzz {args} --op {op} --dtype {dtype} --seed {} --cases {} --case {case}",
+                    cfg.seed, cfg.random_cases
+                )
+            };
+            let Some(kernel) = kernel_for(op, dtype)? else {
+                rows.push(unsupported_row(name, op, dtype, reproducer(0)));
+                continue;
+            };
             if !kernel.supports(op, dtype) {
                 continue;
             }
@@ -286,13 +299,13 @@ fn kernel_rows(
                         .flatten()
                 })
                 .collect();
-            let case = worst_case(&report);
-            let reproducer = format!(
-                "normoracle fuzz {args} --op {op} --dtype {dtype} --seed {} --cases {} --case {case}",
-                cfg.seed, cfg.random_cases
-            );
             let extra = read_extras(extras, &outputs, op, dtype)?;
-            rows.push(row_from_report(name, &report, extra, reproducer));
+            rows.push(row_from_report(
+                name,
+                &report,
+                extra,
+                reproducer(worst_case(&report)),
+            ));
         }
     }
     Ok(rows)
@@ -371,51 +384,80 @@ fn driver_rows(
 /// (`examples/python/*_driver.py`, run as `python3 SCRIPT DIR ARGS…`) and its arguments.
 pub type PythonDriver = (String, PathBuf, Vec<String>);
 
-/// The Python drivers under `examples` whose script exists and whose framework imports here
-/// (the accuracy table's and the real-model artifact's one list).
+/// The Python drivers under `examples` whose script exists and whose framework imports here,
+/// each labelled with the framework's version (the accuracy table's and the real-model
+/// artifact's one list).
 pub fn python_drivers(examples: &std::path::Path) -> Vec<PythonDriver> {
     let py = |f: &str| examples.join("python").join(f);
     let drivers = [
         (
-            "numpy float64 two-pass",
+            "numpy {v} float64 two-pass",
             "numpy_driver.py",
             vec!["two-pass"],
             vec!["numpy"],
         ),
         (
-            "numpy float32 one-pass",
+            "numpy {v} float32 one-pass",
             "numpy_driver.py",
             vec!["one-pass"],
             vec!["numpy"],
         ),
         (
-            "onnxruntime LayerNormalization/RMSNormalization",
+            "onnxruntime {v} LayerNormalization/RMSNormalization",
             "onnxruntime_driver.py",
             vec![],
             vec!["numpy", "onnx", "onnxruntime"],
         ),
         (
-            "jax two-pass (float32 statistics)",
+            "jax {v} two-pass (float32 statistics)",
             "jax_driver.py",
             vec!["two-pass"],
             vec!["numpy", "jax"],
         ),
         (
-            "jax fast-variance (flax LayerNorm default)",
+            "jax {v} fast-variance (flax LayerNorm default)",
             "jax_driver.py",
             vec!["fast-variance"],
             vec!["numpy", "jax"],
         ),
+        (
+            "openvino {v} CPU (MVN / RMS pattern)",
+            "openvino_driver.py",
+            vec![],
+            vec!["numpy", "openvino"],
+        ),
+        // Outside CI (docs/zoo.md): tinygrad needs clang, paddle and tensorflow are large.
+        (
+            "tinygrad {v} nn.LayerNorm/RMSNorm",
+            "tinygrad_driver.py",
+            vec![],
+            vec!["numpy", "tinygrad"],
+        ),
+        (
+            "paddlepaddle {v} F.layer_norm/rms_norm (CPU)",
+            "paddle_driver.py",
+            vec![],
+            vec!["numpy", "paddle"],
+        ),
+        (
+            "tensorflow {v} keras LayerNormalization/RMSNormalization",
+            "tensorflow_driver.py",
+            vec![],
+            vec!["numpy", "tensorflow"],
+        ),
     ];
     drivers
         .into_iter()
-        .filter(|(_, script, _, modules)| py(script).exists() && python_imports(modules))
-        .map(|(name, script, a, _)| {
-            (
-                name.to_string(),
+        .filter(|(_, script, _, _)| py(script).exists())
+        // The framework's version (the last module's) goes into the row's label; a framework
+        // that does not import gives none, and no row.
+        .filter_map(|(name, script, a, modules)| {
+            let version = python_version(&modules)?;
+            Some((
+                name.replace("{v}", &version),
                 py(script),
                 a.into_iter().map(String::from).collect(),
-            )
+            ))
         })
         .collect()
 }
@@ -434,6 +476,34 @@ fn compile_c_example(source: &Path, dir: &Path) -> Option<PathBuf> {
     ok.then_some(out)
 }
 
+/// The entry point of (op, dtype) in `lib`; None when the library does not export it (the
+/// library must load).
+fn lib_kernel(lib: &Path, op: Op, dtype: Dtype) -> Result<Option<Box<dyn Kernel>>> {
+    match DylibKernel::load(lib, None, op, dtype) {
+        Ok(kernel) => Ok(Some(Box::new(kernel))),
+        Err(crate::error::Error::Input(_)) => Ok(None), // no such symbol
+        Err(e) => Err(e),
+    }
+}
+
+/// The version of the last of `modules` (its `__version__`, else its distribution's, up to any
+/// '-' build suffix) when python3 imports them all; None when it does not.
+pub fn python_version(modules: &[&str]) -> Option<String> {
+    let last = modules.last()?;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import importlib.metadata, {}; v = getattr({last}, '__version__', None) or \
+             importlib.metadata.version('{last}'); print(v.split('-')[0])",
+            modules.join(", ")
+        ))
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
 /// Whether `python3 -c 'import MODULES'` succeeds.
 pub fn python_imports(modules: &[&str]) -> bool {
     Command::new("python3")
@@ -448,7 +518,8 @@ pub fn python_imports(modules: &[&str]) -> bool {
 pub fn run(cfg: &ZooConfig) -> Result<Vec<ZooRow>> {
     let mut rows = Vec::new();
     let per_kernel = (cfg.ops.len() * cfg.dtypes.len()) as u64;
-    let kernels = cfg.builtins.len() as u64 + u64::from(cfg.c_example.is_some());
+    let kernels =
+        (cfg.builtins.len() + cfg.c_libs.len()) as u64 + u64::from(cfg.c_example.is_some());
     let bar = progress::bar(
         per_kernel * kernels + cfg.python_drivers.len() as u64,
         "kernel runs",
@@ -458,7 +529,7 @@ pub fn run(cfg: &ZooConfig) -> Result<Vec<ZooRow>> {
     for name in &cfg.builtins {
         let args = format!("--builtin {name}");
         rows.extend(kernel_rows(name, &args, cfg, &extras, &bar, |_, _| {
-            adapters::builtin(name)
+            adapters::builtin(name).map(Some)
         })?);
     }
     let tmp = tempdir()?;
@@ -472,9 +543,20 @@ pub fn run(cfg: &ZooConfig) -> Result<Vec<ZooRow>> {
                 cfg,
                 &extras,
                 &bar,
-                |op, dtype| Ok(Box::new(DylibKernel::load(&lib, None, op, dtype)?)),
+                |op, dtype| Ok(Some(Box::new(DylibKernel::load(&lib, None, op, dtype)?))),
             )?);
         }
+    }
+    for (label, lib) in &cfg.c_libs {
+        let args = format!("--lib {}", lib.display());
+        rows.extend(kernel_rows(
+            label,
+            &args,
+            cfg,
+            &extras,
+            &bar,
+            |op, dtype| lib_kernel(lib, op, dtype),
+        )?);
     }
     if !cfg.python_drivers.is_empty() {
         let dirs = DriverDirs {

@@ -153,3 +153,97 @@ fn bad_libraries_are_usage_errors() {
     let (code, _) = fuzz(&not_a_library, "rms_norm", "f16", &[]);
     assert_eq!(code, 2);
 }
+
+/// The zoo over shared libraries (`zoo --lib LABEL=PATH`), from a battery without random cases.
+fn zoo_lib_rows(label: &str, lib: &Path) -> Vec<normoracle::zoo::ZooRow> {
+    use normoracle::zoo::{self, ZooConfig};
+    let cfg = ZooConfig {
+        seed: 11,
+        ops: normoracle::problem::Op::ALL.to_vec(),
+        dtypes: zoo::ZOO_DTYPES.to_vec(),
+        random_cases: 0,
+        builtins: Vec::new(),
+        c_example: None,
+        c_libs: vec![(label.to_string(), lib.to_path_buf())],
+        python_drivers: Vec::new(),
+        progress: false,
+        standard: normoracle::judge::Standard::Bound,
+        domain: normoracle::domain::Domain::typical(),
+    };
+    zoo::run(&cfg).unwrap()
+}
+
+/// A library that exports some of the ABI's entry points gets rows for those, and
+/// "unsupported" for the others (ggml's norms exist in f32 only).
+#[test]
+fn zoo_libs_without_an_entry_point_read_unsupported() {
+    use normoracle::zoo::ZooVerdict;
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("rms_f32.c");
+    std::fs::write(
+        &source,
+        "#include <math.h>\n#include <stddef.h>\n\
+         int normoracle_rms_norm_f32(const float *x, const float *g, float *y, size_t rows,\n\
+                                     size_t d, float eps) {\n\
+             for (size_t r = 0; r < rows; r++) {\n\
+                 double s = 0;\n\
+                 for (size_t i = 0; i < d; i++) s += (double)x[r*d+i] * x[r*d+i];\n\
+                 double inv = 1.0 / sqrt(s / (double)d + (double)eps);\n\
+                 for (size_t i = 0; i < d; i++) y[r*d+i] = (float)(x[r*d+i] * inv * (g ? g[i] : 1.0));\n\
+             }\n\
+             return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let lib = dir.path().join("librms.so");
+    let status = Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&source)
+        .arg("-lm")
+        .status()
+        .expect("cc runs");
+    assert!(status.success());
+    let rows = zoo_lib_rows("rms only", &lib);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for r in &rows {
+        let expected = if r.op.name() == "rms_norm" && r.dtype.name() == "f32" {
+            ZooVerdict::Pass
+        } else {
+            ZooVerdict::Unsupported
+        };
+        assert_eq!(r.verdict, expected, "{r:?}");
+        assert!(r.reproducer.contains("--lib "), "{r:?}");
+    }
+}
+
+/// ggml's CPU ggml_norm / ggml_rms_norm (scripts/ggml_shim.sh builds the shim; the test does
+/// not run where it has not been built): f32 only, and the squares are summed in f32 without
+/// scaling, so x = [2^64, −2^64] gives 0 for ±1 in both ops.
+#[test]
+fn ggml_fails_f32_on_overflowing_squares() {
+    use normoracle::zoo::ZooVerdict;
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ggml/libnormoracle_ggml.so");
+    if !lib.is_file() {
+        eprintln!(
+            "{} not built (scripts/ggml_shim.sh): test not run",
+            lib.display()
+        );
+        return;
+    }
+    let rows = zoo_lib_rows("ggml", &lib);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for r in &rows {
+        if r.dtype.name() != "f32" {
+            assert_eq!(r.verdict, ZooVerdict::Unsupported, "{r:?}");
+            continue;
+        }
+        assert_eq!(r.verdict, ZooVerdict::Fail, "{r:?}");
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.starts_with("Σx² overflows f32") && f.ends_with("gives 0 for 1")),
+            "{r:?}"
+        );
+    }
+}

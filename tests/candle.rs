@@ -146,6 +146,7 @@ fn the_accuracy_table_carries_the_finding() {
         random_cases: 0,
         builtins: vec!["candle-nn".into(), "candle-nn-module".into()],
         c_example: None,
+        c_libs: Vec::new(),
         python_drivers: Vec::new(),
         progress: false,
         standard: normoracle::judge::Standard::Bound,

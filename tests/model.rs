@@ -272,7 +272,7 @@ fn python_drivers_judged_on_real_activations() {
     }
     let numpy = normoracle::zoo::python_drivers(&std::path::PathBuf::from("examples"))
         .into_iter()
-        .filter(|(name, _, _)| name == "numpy float64 two-pass")
+        .filter(|(name, _, _)| name.starts_with("numpy ") && name.ends_with(" float64 two-pass"))
         .collect::<Vec<_>>();
     if numpy.is_empty() {
         eprintln!("SKIPPED: numpy is not installed for python3");
@@ -283,7 +283,14 @@ fn python_drivers_judged_on_real_activations() {
     let rows = experiments::driver_rows(run, &numpy, dir.path()).unwrap();
     assert_eq!(rows.len(), 3, "{rows:?}");
     for r in &rows {
-        assert_eq!(r.passed, r.norms, "{} {}: {:?}", r.kernel, r.dtype.name(), r.errors);
+        assert_eq!(
+            r.passed,
+            r.norms,
+            "{} {}: {:?}",
+            r.kernel,
+            r.dtype.name(),
+            r.errors
+        );
         assert!(r.errors.is_empty(), "{:?}", r.errors);
         assert_eq!(r.tally.judged as usize, run.tokens() * HIDDEN * r.norms);
         assert_ne!(r.worst_norm, "-");

@@ -89,6 +89,7 @@ fn zoo_rows(drivers: &[(&str, &str, &[&str])], ops: &[Op], dtypes: &[Dtype]) -> 
         random_cases: 0,
         builtins: Vec::new(),
         c_example: None,
+        c_libs: Vec::new(),
         python_drivers: drivers
             .iter()
             .map(|(name, script, args)| {
@@ -225,4 +226,67 @@ fn jax_fast_variance_shows_the_one_pass_finding() {
         one_pass(find(&rows, "two-pass", Op::LayerNorm, Dtype::F32)),
         None
     );
+}
+
+/// OpenVINO's CPU plugin (the version .ci/run pins): its MVN and the RMS pattern sum the
+/// squares in f32 without scaling, so f32 fails on overflowing squares in both ops; its
+/// LayerNorm passes in f16, whose squares fit.
+#[test]
+fn openvino_fails_f32_on_overflowing_squares() {
+    if !importable("numpy, openvino", "openvino") {
+        return;
+    }
+    let name = "openvino";
+    let rows = zoo_rows(
+        &[(name, "openvino_driver.py", &[])],
+        &Op::ALL,
+        &[Dtype::F32, Dtype::F16],
+    );
+    for op in [Op::LayerNorm, Op::RmsNorm] {
+        let f32_row = find(&rows, name, op, Dtype::F32);
+        assert_eq!(f32_row.verdict, ZooVerdict::Fail, "{f32_row:?}");
+        assert!(
+            f32_row
+                .findings
+                .iter()
+                .any(|f| f.starts_with("Σx² overflows f32")),
+            "{f32_row:?}"
+        );
+    }
+    let f16_row = find(&rows, name, Op::LayerNorm, Dtype::F16);
+    assert_eq!(f16_row.verdict, ZooVerdict::Pass, "{f16_row:?}");
+}
+
+/// The drivers of the frameworks outside CI (tinygrad needs clang; paddlepaddle and
+/// tensorflow are large) run where they are installed: each writes outputs for the f32
+/// LayerNorm cases it can run, and what it cannot run it leaves without outputs.
+#[test]
+fn drivers_outside_ci_run_where_installed() {
+    for (modules, framework, script) in [
+        ("numpy, tinygrad", "tinygrad", "tinygrad_driver.py"),
+        ("numpy, paddle", "paddlepaddle", "paddle_driver.py"),
+        ("numpy, tensorflow", "tensorflow", "tensorflow_driver.py"),
+    ] {
+        if !importable(modules, framework) {
+            continue;
+        }
+        let has_clang = || Command::new("clang").arg("--version").output().is_ok();
+        if framework == "tinygrad" && !has_clang() {
+            eprintln!("tinygrad's CPU device needs clang, not installed here: test not run");
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let status = Command::new(BIN)
+            .args(["cases", "--out"])
+            .arg(dir.path())
+            .args(["--op", "layer_norm", "--dtype", "f32", "--seed", "5"])
+            .args(["--cases", "0", "--family", "gaussian"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        driver(script, dir.path(), &[]);
+        let (code, out) = check(dir.path());
+        assert!(code == 0 || code == 1, "{framework}: {out}");
+        assert!(out.contains("layer_norm f32"), "{framework}: {out}");
+    }
 }

@@ -13,6 +13,7 @@ fn accuracy_table(p: &Params) -> crate::Result<Output> {
         random_cases: 20,
         builtins: crate::adapters::OWN_BUILTINS.map(String::from).to_vec(),
         c_example: None,
+        c_libs: Vec::new(),
         python_drivers: Vec::new(),
         progress: false,
         standard: crate::judge::Standard::Bound,

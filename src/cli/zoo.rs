@@ -30,6 +30,11 @@ pub struct Args {
     /// Where examples/c and examples/python live.
     #[arg(long)]
     pub examples: Option<PathBuf>,
+    /// A shared library behind the C ABI as LABEL=PATH (repeatable), e.g. ggml's norms:
+    /// `scripts/ggml_shim.sh` builds target/ggml/libnormoracle_ggml.so and prints the label.
+    /// Its (op, dtype) without an entry point read "unsupported".
+    #[arg(long = "lib", value_parser = parse_lib)]
+    pub libs: Vec<(String, PathBuf)>,
     /// Only the builtin kernels (the machine-independent part).
     #[arg(long)]
     pub builtins_only: bool,
@@ -72,6 +77,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         c_example: (!args.builtins_only)
             .then(|| examples.join("c").join("normoracle_example.c"))
             .filter(|p| p.exists()),
+        c_libs: if args.builtins_only {
+            Vec::new()
+        } else {
+            args.libs
+        },
         python_drivers,
         progress: true,
         standard: args.require.unwrap_or_default(),
@@ -85,6 +95,23 @@ pub fn run(args: Args) -> Result<Outcome> {
         .iter()
         .any(|r| r.verdict_in_domain == zoo::ZooVerdict::Fail);
     Ok(Outcome::from_pass(args.require.is_none() || !missed))
+}
+
+/// `LABEL=PATH` (the row's label, the library); a bare PATH is labelled by its file name.
+fn parse_lib(s: &str) -> Result<(String, PathBuf)> {
+    let (label, path) = match s.rsplit_once('=') {
+        Some((label, path)) if !label.is_empty() => (label.to_string(), PathBuf::from(path)),
+        _ => {
+            let path = PathBuf::from(s);
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            (name.unwrap_or_else(|| s.to_string()), path)
+        }
+    };
+    if path.is_file() {
+        Ok((label, path))
+    } else {
+        Err(Error::usage(format!("--lib: no file {}", path.display())))
+    }
 }
 
 /// A dtype the zoo's kernels take (f64 is not in the C ABI).
