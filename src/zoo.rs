@@ -317,6 +317,22 @@ struct DriverDirs {
     extras: PathBuf,
 }
 
+/// Runs a Python driver (`python3 SCRIPT DIR ARGS…`) over a cases directory, cleared of
+/// earlier outputs first; whether it succeeded (it fails where its framework is missing).
+pub fn run_driver(
+    script: &std::path::Path,
+    args: &[String],
+    dir: &std::path::Path,
+) -> Result<bool> {
+    manifest::clear_outputs(dir)?;
+    let ran = Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .args(args)
+        .output();
+    Ok(matches!(&ran, Ok(o) if o.status.success()))
+}
+
 /// The rows of a Python driver, run over the battery directory and the extras directory
 /// (each cleared of the previous driver's outputs first). Empty when the driver fails.
 fn driver_rows(
@@ -326,13 +342,7 @@ fn driver_rows(
     extras: &[Extra],
 ) -> Result<Vec<ZooRow>> {
     for dir in [&dirs.battery, &dirs.extras] {
-        manifest::clear_outputs(dir)?;
-        let status = Command::new("python3")
-            .arg(script)
-            .arg(dir)
-            .args(args)
-            .output();
-        if !matches!(&status, Ok(o) if o.status.success()) {
+        if !run_driver(script, args, dir)? {
             return Ok(Vec::new()); // its framework is not installed here
         }
     }
@@ -502,16 +512,6 @@ pub fn python_version(modules: &[&str]) -> Option<String> {
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// Whether `python3 -c 'import MODULES'` succeeds.
-pub fn python_imports(modules: &[&str]) -> bool {
-    Command::new("python3")
-        .arg("-c")
-        .arg(format!("import {}", modules.join(", ")))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// Runs the zoo.

@@ -511,6 +511,23 @@ pub struct KernelRow {
     pub declined: bool,
 }
 
+impl KernelRow {
+    /// A kernel × dtype row before any LayerNorm is judged.
+    fn empty(kernel: &str, dtype: crate::dtype::Dtype) -> Self {
+        KernelRow {
+            kernel: kernel.to_string(),
+            dtype,
+            passed: 0,
+            norms: 0,
+            tally: Default::default(),
+            worst_norm: "-".into(),
+            worst_ulp: 0,
+            errors: Vec::new(),
+            declined: false,
+        }
+    }
+}
+
 /// The kernels judged on every LayerNorm's real inputs, rounded to each format, with the
 /// model's γ, β (rounded likewise) and ε = 1e-12 (inside the square root, as BERT).
 pub fn kernel_rows(run: &Run, kernels: &[&str]) -> Result<Vec<KernelRow>> {
@@ -523,17 +540,7 @@ pub fn kernel_rows(run: &Run, kernels: &[&str]) -> Result<Vec<KernelRow>> {
             if !kernel.supports(Op::LayerNorm, dtype) {
                 continue;
             }
-            let mut row = KernelRow {
-                kernel: name.to_string(),
-                dtype,
-                passed: 0,
-                norms: 0,
-                tally: Default::default(),
-                worst_norm: "-".into(),
-                worst_ulp: 0,
-                errors: Vec::new(),
-                declined: false,
-            };
+            let mut row = KernelRow::empty(name, dtype);
             for i in 0..run.norms() {
                 let problem = ln_problem(run, i, dtype)?;
                 row.norms += 1;
@@ -617,13 +624,7 @@ pub fn driver_rows(
     )?;
     let mut rows = Vec::new();
     for (name, script, args) in drivers {
-        manifest::clear_outputs(dir)?;
-        let ran = std::process::Command::new("python3")
-            .arg(script)
-            .arg(dir)
-            .args(args)
-            .output();
-        if !matches!(&ran, Ok(o) if o.status.success()) {
+        if !crate::zoo::run_driver(script, args, dir)? {
             continue; // its framework is not installed here
         }
         let verdicts = manifest::judge_dir(dir, name)?;
@@ -633,17 +634,8 @@ pub fn driver_rows(
                 .iter()
                 .find(|r| r.dtype == dtype && r.op == crate::problem::Op::LayerNorm);
             let missing = verdicts.missing_for(crate::problem::Op::LayerNorm, dtype);
-            let mut row = KernelRow {
-                kernel: name.clone(),
-                dtype,
-                passed: 0,
-                norms: run.norms(),
-                tally: Default::default(),
-                worst_norm: "-".into(),
-                worst_ulp: 0,
-                errors: Vec::new(),
-                declined: false,
-            };
+            let mut row = KernelRow::empty(name, dtype);
+            row.norms = run.norms();
             if missing == run.norms() {
                 row.declined = true;
             } else if missing > 0 {
