@@ -3,11 +3,11 @@
 //! `cargo bench --bench ellipsoid` (the N = 4096 comparison with numpy is
 //! `normoracle ellipsoid bench`).
 
-use normoracle::geometry::ellipsoid::bench::bench_gains;
-use normoracle::geometry::ellipsoid::decompose::{symmetric_eigen, Threads};
-use normoracle::geometry::ellipsoid::matrices::{tight_form_dense, IntervalOperator};
-use normoracle::geometry::ellipsoid::residual::{residual_bounds, Workspace};
-use normoracle::geometry::ellipsoid::verify::certify;
+use normoracle_geometry::ellipsoid::bench::bench_gains;
+use normoracle_geometry::ellipsoid::decompose::{symmetric_eigen, Threads};
+use normoracle_geometry::ellipsoid::matrices::{tight_form_dense, IntervalOperator};
+use normoracle_geometry::ellipsoid::residual::{residual_bounds, Workspace};
+use normoracle_geometry::ellipsoid::verify::certify;
 
 fn main() {
     divan::main();

@@ -6,7 +6,7 @@
 //! knows, the cli target included). Existing files of the same names are overwritten; other
 //! corpus entries are kept.
 
-use normoracle::fuzzing::Target;
+use normoracle_cli::fuzzing::Target;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -14,8 +14,8 @@
 //! `RAYON_NUM_THREADS` sets the threads. Prints one line: the best and median call in µs.
 
 use half::{bf16, f16};
+use normoracle::bench::Inputs;
 use normoracle::dtype::Dtype;
-use normoracle::kernels::bench::Inputs;
 use normoracle::kernels::{floor::floor, normalize, Element, Layout, Options, Params};
 use normoracle::problem::Op;
 use std::process::ExitCode;

@@ -12,7 +12,7 @@
 //! Runs on a pool of two threads. Prints the best and median seconds per call of each, over
 //! 21 series of CALLS calls.
 
-use normoracle::kernels::bench::Inputs;
+use normoracle::bench::Inputs;
 use normoracle::kernels::floor::floor;
 use normoracle::kernels::Layout;
 use std::process::ExitCode;

@@ -43,7 +43,7 @@ for seed in $(seq "$first" "$last"); do
     echo "seed $seed: every careful kernel passes ($cases random cases per battery)"
 done
 
-# The adversarial model kernels (src/judge/soundness.rs): every variant on every battery case
+# The adversarial model kernels (crates/oracle/src/judge/soundness.rs): every variant on every battery case
 # per seed, then a million random rows (seeded by the first seed).
 for seed in $(seq "$first" "$last"); do
     NORMORACLE_LONG=1 NORMORACLE_SEED=$seed cargo test --release -q --lib \

@@ -1,38 +1,27 @@
-//! # normoracle
+//! # normoracle-cli
 //!
-//! An exact oracle for normalization kernels (LayerNorm, RMSNorm in f16, bf16, f32, f64) and
-//! the geometry of LayerNorm.
+//! The top of normoracle: the suites and experiments that draw on every crate below — the
+//! published artifacts ([`artifacts`], `normoracle reproduce`), Brody et al.'s training
+//! experiment ([`experiments`]), the real model (`model`, feature `model`), the audit of
+//! everything built in ([`audit`]) and the fuzzing drivers ([`fuzzing`]) — and the
+//! `normoracle` binary (src/main.rs, a thin clap shell over these crates).
 //!
-//! The data flow (see `docs/design.md`):
-//! `cases` (a seeded battery) → [`problem::Problem`] → a kernel under test (`adapters`) and
-//! the exact reference (`exact`) → the `judge` (metrics, the one tolerance formula, tiers) →
-//! a verdict and its report.
+//! The crates below, bottom up: `normoracle-core`, `normoracle-kernels`, `normoracle` (the
+//! judge; what a kernel author adds for `cargo test`), `normoracle-geometry`. The map is in
+//! `docs/design.md`.
 
-pub mod adapters;
+// The crates below under their module names, so `crate::judge`, `crate::geometry`, ... read as
+// they do everywhere else.
+use normoracle::{
+    adapters, cases, domain, dtype, error, exact, harness, judge, manifest, npy, output, problem,
+    zoo, Dtype, Error, Result,
+};
+use normoracle_geometry as geometry;
+use normoracle_geometry::theorems;
+
 pub mod artifacts;
-pub mod cases;
-pub mod domain;
-pub mod dtype;
-pub mod error;
-pub mod exact;
+pub mod audit;
 pub mod experiments;
 pub mod fuzzing;
-pub mod geometry;
-pub mod harness;
-pub mod judge;
-pub mod kernels;
-pub mod manifest;
 #[cfg(feature = "model")]
 pub mod model;
-pub mod npy;
-pub mod output;
-pub mod problem;
-pub mod problem_io;
-pub mod theorems;
-pub mod wide;
-pub mod zoo;
-
-pub use dtype::Dtype;
-pub use error::{Error, Result};
-
-pub mod audit;

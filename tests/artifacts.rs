@@ -2,8 +2,8 @@
 //! provenance's git commit redacted), and an artifact's bytes do not depend on the thread
 //! count.
 
-use normoracle::artifacts::catalogue::catalogue;
-use normoracle::artifacts::registry::{render, Params};
+use normoracle_cli::artifacts::catalogue::catalogue;
+use normoracle_cli::artifacts::registry::{render, Params};
 use std::process::Command;
 
 const SEED: u64 = 2024;

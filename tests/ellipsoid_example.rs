@@ -1,7 +1,7 @@
 //! The worked examples' exact values, pinned by a snapshot (every value in them is exact, so
 //! the snapshot is the same on every machine).
 
-use normoracle::geometry::ellipsoid::example::{riechers_example, zero_gain_example};
+use normoracle_geometry::ellipsoid::example::{riechers_example, zero_gain_example};
 
 #[test]
 fn worked_example_n4_rational_spectrum() {

@@ -6,7 +6,7 @@
 //! Without `coqc` the proof test fails and names the Debian packages; `NORMORACLE_SKIP_COQ=1`
 //! skips it deliberately (CI never sets it).
 
-use normoracle::theorems::formal::{coq_constants, JUDGE_LEMMAS, PROOFS};
+use normoracle_geometry::theorems::formal::{coq_constants, JUDGE_LEMMAS, PROOFS};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -47,7 +47,7 @@ fn constants_v_is_generated_from_the_judge() {
     let actual = fs::read_to_string(&path).unwrap_or_default();
     assert!(
         actual == expected,
-        "proofs/formal/Constants.v differs from the judge's constants (src/judge/tolerance.rs): \
+        "proofs/formal/Constants.v differs from the judge's constants (crates/oracle/src/judge/tolerance.rs): \
          regenerate it with `NORMORACLE_BLESS=1 cargo test --test formal_proofs` and make the \
          proofs compile with the new constants\n--- expected ---\n{expected}"
     );
@@ -122,7 +122,7 @@ fn proofs_use_the_generated_constants_not_literals() {
             assert!(
                 !code.contains(literal),
                 "{file} writes `{literal}`: use {name} from Constants.v, generated from \
-                 src/judge/tolerance.rs"
+                 crates/oracle/src/judge/tolerance.rs"
             );
         }
     }

@@ -1,9 +1,9 @@
 //! The fuzz targets' assertions under `cargo test`: every target's seed corpus (from the
 //! battery) and every minimized finding replayed through the same decoding and checks as
-//! `fuzz/fuzz_targets/*` (`normoracle::fuzzing`). The CLI target's inputs run through the
+//! `fuzz/fuzz_targets/*` (`normoracle_cli::fuzzing`). The CLI target's inputs run through the
 //! binary itself.
 
-use normoracle::fuzzing::{self, input, sandbox, seeds, Target};
+use normoracle_cli::fuzzing::{self, input, sandbox, seeds, Target};
 use std::process::Command;
 
 fn assert_passes(target: &Target, bytes: &[u8]) {

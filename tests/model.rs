@@ -7,8 +7,8 @@
 //! them the tests say so and pass, unless NORMORACLE_REQUIRE_MODEL is set (CI sets it).
 #![cfg(feature = "model")]
 
-use normoracle::model::experiments::{self, Run, RunConfig};
-use normoracle::model::{self, Corpus, MiniLm, HIDDEN};
+use normoracle_cli::model::experiments::{self, Run, RunConfig};
+use normoracle_cli::model::{self, Corpus, MiniLm, HIDDEN};
 use std::sync::OnceLock;
 
 fn available() -> bool {

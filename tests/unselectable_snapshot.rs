@@ -4,9 +4,9 @@
 //! Every number comes with exactly verified certificates; a change here is a change in
 //! results and must be reviewed.
 
-use normoracle::geometry::selectability::counterexamples::{eps_counterexample, norm_cases};
-use normoracle::geometry::selectability::figure::{figure_table, run_grid, FigureParams};
-use normoracle::geometry::selectability::NormSpec;
+use normoracle_geometry::selectability::counterexamples::{eps_counterexample, norm_cases};
+use normoracle_geometry::selectability::figure::{figure_table, run_grid, FigureParams};
+use normoracle_geometry::selectability::NormSpec;
 
 #[test]
 fn figure_1c_reduced_grid() {
@@ -59,7 +59,7 @@ fn figure_1d_needs_d_at_least_3() {
 
 #[test]
 fn figure_1d_eps_reduced() {
-    use normoracle::geometry::selectability::eps_grid::{run, table, EpsGridParams};
+    use normoracle_geometry::selectability::eps_grid::{run, table, EpsGridParams};
     let params = EpsGridParams::reduced(123).unwrap();
     let result = run(&params, &|| {}).unwrap();
     // ε = 0 in the sweep is Figure 1d itself: no unselectable key at d = 3.

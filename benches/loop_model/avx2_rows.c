@@ -1,5 +1,5 @@
-// A C model of the AVX2 f32 LayerNorm row loops (src/kernels/row.rs, the f32 store of
-// src/kernels/simd/x86.rs) over 4096 rows of 4096 f32 streamed from DRAM, on T threads,
+// A C model of the AVX2 f32 LayerNorm row loops (crates/kernels/src/row.rs, the f32 store of
+// crates/kernels/src/simd/x86.rs) over 4096 rows of 4096 f32 streamed from DRAM, on T threads,
 // against a non-temporal copy and glibc's memcpy of the same bytes (docs/speed.md, "On a CPU
 // without AVX-512"). Not part of the build; on x86-64:
 //

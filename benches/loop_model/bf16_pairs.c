@@ -1,5 +1,5 @@
 // A C model of the output loop of the 16-bit formats' f32 path for bf16 on AVX-512 without
-// AVX512-BF16 (src/kernels/narrow.rs, the stores of src/kernels/simd/x86.rs), one row of
+// AVX512-BF16 (crates/kernels/src/narrow.rs, the stores of crates/kernels/src/simd/x86.rs), one row of
 // 4096 in L1, against a variant that widens 32 values at a time (docs/speed.md, "A third
 // campaign on the Cascade Lake Xeon"). Not part of the build; on an x86-64 CPU with AVX-512:
 //

@@ -1,5 +1,5 @@
 // A C model of the f16 output loop of the 16-bit formats' f32 path on AVX-512
-// (src/kernels/narrow.rs, with γ and β), over two rows of 4096 in L1: the kernel's order,
+// (crates/kernels/src/narrow.rs, with γ and β), over two rows of 4096 in L1: the kernel's order,
 // one row after the other, against two rows taken together, γ and β converted once for
 // both (docs/speed.md, "A fourth campaign on the Cascade Lake Xeon"). Not part of the build; on
 // an x86-64 CPU with AVX-512:

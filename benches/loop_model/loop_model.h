@@ -16,7 +16,7 @@ static inline double now(void) {
 
 #ifdef __AVX512DQ__
 // The certainty test of the 16-bit formats' f32 path (`f32x16_uncertain` in
-// src/kernels/simd/x86.rs): lanes whose bound reaches the distance to the nearest rounding
+// crates/kernels/src/simd/x86.rs): lanes whose bound reaches the distance to the nearest rounding
 // midpoint.
 static inline __mmask16 uncertain(__m512 y, __m512 slope, __m512 floor_, __m512i low_mask,
                                   __m512i half, __m512 cap) {

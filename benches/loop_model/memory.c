@@ -1,4 +1,4 @@
-// A C model of how the row loops of f32 LayerNorm (src/kernels/row.rs) meet memory, on one
+// A C model of how the row loops of f32 LayerNorm (crates/kernels/src/row.rs) meet memory, on one
 // thread: 4096 rows of 4096 f32 (64 MiB in, 64 MiB out, y written with non-temporal
 // stores), against plain streams of the same bytes. Used for docs/speed.md ("The first
 // campaigns": the fused loop and γ, β traffic). Not part of the build; on an x86-64 CPU with

@@ -1,4 +1,4 @@
-// A C model of the AVX-512 loops of one f32 LayerNorm row (src/kernels/row.rs), used to find
+// A C model of the AVX-512 loops of one f32 LayerNorm row (crates/kernels/src/row.rs), used to find
 // what bounds them (docs/speed.md, "The first campaigns"). Not part of the build; on an x86-64 CPU
 // with AVX-512:
 //

@@ -1,3 +1,3 @@
 #![no_main]
-// The property and the input format: normoracle::fuzzing::keys (target "certificate").
+// The property and the input format: normoracle_cli::fuzzing::keys (target "certificate").
 libfuzzer_sys::fuzz_target!(|data: &[u8]| normoracle_fuzz::check("certificate", data));

@@ -1,3 +1,3 @@
 #![no_main]
-// The property and the input format: normoracle::fuzzing (target "judge").
+// The property and the input format: normoracle_cli::fuzzing (target "judge").
 libfuzzer_sys::fuzz_target!(|data: &[u8]| normoracle_fuzz::check("judge", data));

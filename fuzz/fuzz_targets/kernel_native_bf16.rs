@@ -1,3 +1,3 @@
 #![no_main]
-// The property and the input format: normoracle::fuzzing (target "kernel_native_bf16").
+// The property and the input format: normoracle_cli::fuzzing (target "kernel_native_bf16").
 libfuzzer_sys::fuzz_target!(|data: &[u8]| normoracle_fuzz::check("kernel_native_bf16", data));

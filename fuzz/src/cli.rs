@@ -8,7 +8,7 @@
 //! every error is one line.
 
 use clap::Parser;
-use normoracle::fuzzing::{input, sandbox};
+use normoracle_cli::fuzzing::{input, sandbox};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

@@ -1,9 +1,9 @@
-//! Glue between libFuzzer and `normoracle::fuzzing`, where the input formats and the
+//! Glue between libFuzzer and `normoracle_cli::fuzzing`, where the input formats and the
 //! properties live (so `cargo test` replays the same checks, `tests/fuzz_regressions.rs`).
 
 pub mod cli;
 
-use normoracle::fuzzing::{self, Target};
+use normoracle_cli::fuzzing::{self, Target};
 
 /// Makes rayon's global pool the fuzzing thread alone, once: parallel iterators (the judge's
 /// rows, the reference, candle's ops) then run inline on it. With any worker thread — even

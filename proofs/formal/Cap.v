@@ -1,4 +1,4 @@
-(** Item 9 of src/judge/tolerance.rs, the cap, for the two-pass kernels of the model (LayerNorm
+(** Item 9 of crates/oracle/src/judge/tolerance.rs, the cap, for the two-pass kernels of the model (LayerNorm
     and RMSNorm): whatever the row, |δ̂_i·r̂| ≤ two_pass_cap = √d·(1−u)^-(d+c)/2, c =
     cap_exponent_offset (Constants.v), so every output
     is within c₃|γ_i|(two_pass_cap + |z_i|) + u|β_i| of y_i — the bound that stays finite where

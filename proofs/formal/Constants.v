@@ -1,4 +1,4 @@
-(** Generated from src/judge/tolerance.rs by normoracle::theorems::formal::coq_constants;
+(** Generated from crates/oracle/src/judge/tolerance.rs by normoracle_geometry::theorems::formal::coq_constants;
     tests/formal_proofs.rs fails when this file and the judge differ. Do not edit. *)
 From Coq Require Import Reals ZArith.
 Open Scope R_scope.

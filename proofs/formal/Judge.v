@@ -1,5 +1,5 @@
 (** The judge's lemmas at the constants the judge uses (Constants.v, generated from
-    src/judge/tolerance.rs): each constant is checked against IEEE 754 binary32 and binary64
+    crates/oracle/src/judge/tolerance.rs): each constant is checked against IEEE 754 binary32 and binary64
     (Flocq's FLT format of precision prec and emin = 3 − emax − prec, emax = 128 and 1024),
     and the summation lemmas are instantiated there. *)
 From Coq Require Import Reals Lra Lia ZArith List Permutation Sorted.

@@ -1,4 +1,4 @@
-(** The end-to-end theorem of src/judge/tolerance.rs for a two-pass LayerNorm (items 1, 2, 5,
+(** The end-to-end theorem of crates/oracle/src/judge/tolerance.rs for a two-pass LayerNorm (items 1, 2, 5,
     6, 7, 8 chained): every kernel of the documented model — any summation trees for Σx and
     Σ(x − μ̂)², squares rounded or fused, the mean and the variance by division or by the
     rounded reciprocal, ε inside or outside the root, the reciprocal of the scale, and the

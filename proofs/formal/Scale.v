@@ -1,4 +1,4 @@
-(** The judge's per-operation lemmas (src/judge/tolerance.rs, items 2, 5, 7 and 8): the mean's
+(** The judge's per-operation lemmas (crates/oracle/src/judge/tolerance.rs, items 2, 5, 7 and 8): the mean's
     division, the centring, the scale's square root and reciprocal, and the output's three
     roundings — rounding to nearest (any tie rule, so ties-to-even too) without underflow or
     overflow (Flocq's FLX), u = 2^-p. *)

@@ -1,4 +1,4 @@
-(** Item 2b of src/judge/tolerance.rs, the shifted sums: K = x_j for any j, S' = Σ fl(x_i − K)
+(** Item 2b of crates/oracle/src/judge/tolerance.rs, the shifted sums: K = x_j for any j, S' = Σ fl(x_i − K)
     by any summation tree, μ̂ = fl(K + fl(S'/d)) or fl(K + fl(S'·fl(1/d))), errs by at most
     e_shift = (1+u)[(1+u)²·(u·Σ(|δ_i| + Δ) + u(1+u)^d·(T(|δ|) + Δ(d−1)(d+2)/2))/d + (2u+u²)Δ]
     + u|μ|, Δ ≥ max|δ_i| (and 0 on a constant row, (1+u)(2u+u²)Δ + u|μ| where the shifted sums

@@ -1,4 +1,4 @@
-(** The judge's summation lemmas (src/judge/tolerance.rs, items 1 and 2), in Flocq: a
+(** The judge's summation lemmas (crates/oracle/src/judge/tolerance.rs, items 1 and 2), in Flocq: a
     summation tree is any order and any bracketing of the additions — sequential in any
     order, pairwise, blocked, any mix. *)
 From Coq Require Import Reals Lra Lia ZArith.

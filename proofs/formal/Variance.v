@@ -1,4 +1,4 @@
-(** Item 6 of src/judge/tolerance.rs, its first step: the centred squares. With Σδ_i = 0 and a
+(** Item 6 of crates/oracle/src/judge/tolerance.rs, its first step: the centred squares. With Σδ_i = 0 and a
     computed mean off by D (|D| ≤ e₂), the centred values δ̂_i = (δ_i − D)(1 + θ_i), |θ_i| ≤ u,
     have |Σδ̂_i² − dq| ≤ (2u+u²)(dq + d·e₂²) + d·e₂², dq = Σδ_i². *)
 From Coq Require Import Reals Lra Lia ZArith.

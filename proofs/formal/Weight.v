@@ -1,4 +1,4 @@
-(** Lemma 1 of src/judge/tolerance.rs as the judge uses it: every summation tree of a_1 … a_d
+(** Lemma 1 of crates/oracle/src/judge/tolerance.rs as the judge uses it: every summation tree of a_1 … a_d
     errs by at most u·(1+u)^(d−1)·T(|a|), T(a) = Σ_{m=2}^{d} P_m(a), P_m the sum of the m
     largest entries — for a decreasingly sorted list, T = (d−1)·a_1 + Σ_{k≥2} (d−k+1)·a_k, the
     weights of `tolerance::tree_weight`. Rounding to nearest, no underflow or overflow. *)

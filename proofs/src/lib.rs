@@ -1,16 +1,16 @@
-//! Property suites for the theorems catalogued in `normoracle::theorems`, one test file per
+//! Property suites for the theorems catalogued in `normoracle_geometry::theorems`, one test file per
 //! theorem in `tests/`, each driving the library's exact check functions with proptest and with
 //! quickcheck.
 //!
 //! Both frameworks draw raw 64-bit words and hand them to the same maps the catalogue uses
-//! (`normoracle::theorems::inputs`): a row is (family, param, words), so a shrunk
+//! (`normoracle_geometry::theorems::inputs`): a row is (family, param, words), so a shrunk
 //! counterexample reads the same whichever generator found it.
 //!
 //! Case counts and widths: modest by default (the whole suite runs in well under a minute);
 //! `NORMORACLE_LONG=1` raises the case counts and lets widths reach 4096.
 
 use normoracle::cases::rng::{seed_from_env, SEED_ENV};
-use normoracle::theorems::inputs::{
+use normoracle_geometry::theorems::inputs::{
     eps_from_word, nonzero_rational_from_word, rational_from_word, width_from_word, Family,
 };
 use proptest::prelude::*;

@@ -1,10 +1,10 @@
 //! `normoracle audit`: the main job — everything built in, checked, and a verdict table.
 
 use super::Outcome;
-use normoracle::audit::{self, AuditConfig};
 use normoracle::cases::rng;
 use normoracle::output::format::Format;
 use normoracle::Result;
+use normoracle_cli::audit::{self, AuditConfig};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

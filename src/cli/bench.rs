@@ -4,8 +4,8 @@
 
 use super::common::{at_most, generated_values, MAX_REPEATS, MAX_THREADS};
 use super::Outcome;
+use normoracle::bench::{self, Config, Record};
 use normoracle::dtype::Dtype;
-use normoracle::kernels::bench::{self, Config, Record};
 use normoracle::output::format::{Format, Table};
 use normoracle::problem::Op;
 use normoracle::{Error, Result};

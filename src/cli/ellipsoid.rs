@@ -5,13 +5,13 @@
 use super::common::{at_most, generated_values, MAX_REPEATS, MAX_THREADS};
 use super::Outcome;
 use clap::Subcommand;
-use normoracle::geometry::ellipsoid::{
-    self, bench, concentration, decompose::Threads, example, to_json, verify::Method,
-    EllipsoidInput, Options, Solver,
-};
 use normoracle::output::format::Format;
 use normoracle::output::progress;
 use normoracle::{npy, Error, Result};
+use normoracle_geometry::ellipsoid::{
+    self, bench, concentration, decompose::Threads, example, to_json, verify::Method,
+    EllipsoidInput, Options, Solver,
+};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]

@@ -1,9 +1,9 @@
 //! `normoracle reproduce`: every table and figure the project produces, with its provenance.
 
 use super::Outcome;
-use normoracle::artifacts::catalogue::{catalogue, resolve_seed};
-use normoracle::artifacts::registry::{self, Params};
 use normoracle::{Error, Result};
+use normoracle_cli::artifacts::catalogue::{catalogue, resolve_seed};
+use normoracle_cli::artifacts::registry::{self, Params};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

@@ -5,8 +5,8 @@
 use super::Outcome;
 use normoracle::output::format::Format;
 use normoracle::output::progress;
-use normoracle::theorems::{self, Budget, DEFAULT_CASES, DEFAULT_SEED};
 use normoracle::{Error, Result};
+use normoracle_geometry::theorems::{self, Budget, DEFAULT_CASES, DEFAULT_SEED};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

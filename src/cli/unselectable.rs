@@ -4,12 +4,12 @@
 use super::common::{at_most, generated_values, MAX_REPEATS};
 use super::Outcome;
 use clap::{Args as ClapArgs, Subcommand};
-use normoracle::geometry::selectability::figure::{self, FigureParams};
-use normoracle::geometry::selectability::report;
-use normoracle::geometry::selectability::{NormSpec, Options};
 use normoracle::output::format::Format;
 use normoracle::output::progress;
 use normoracle::{Error, Result};
+use normoracle_geometry::selectability::figure::{self, FigureParams};
+use normoracle_geometry::selectability::report;
+use normoracle_geometry::selectability::{NormSpec, Options};
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
