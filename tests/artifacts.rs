@@ -113,3 +113,23 @@ fn bytes_do_not_depend_on_the_thread_count() {
         );
     }
 }
+
+/// `majority` is machine-dependent (f32 training on candle's CPU kernels), so only its data is
+/// pinned: the sequences are integers from the portable generator, the same on every machine.
+#[cfg(feature = "candle")]
+#[test]
+fn majority_data_snapshot() {
+    use normoracle::experiments::majority::{dataset, MajorityConfig};
+    let cfg = MajorityConfig::reproduction();
+    let data = dataset(&cfg, 4, 0, 1);
+    let text: String = data
+        .tokens
+        .chunks(cfg.len)
+        .zip(&data.majority)
+        .map(|(seq, m)| {
+            let seq: Vec<String> = seq.iter().map(u32::to_string).collect();
+            format!("{m}: {}\n", seq.join(" "))
+        })
+        .collect();
+    insta::assert_snapshot!(text);
+}

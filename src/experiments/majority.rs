@@ -83,8 +83,16 @@ pub struct MajorityConfig {
 
 impl MajorityConfig {
     /// The artifact's configuration: the paper's task and model sizes (20 classes, length 50,
-    /// lead ≥ 6, d = 8) and optimiser; 16 000 training and 2 000 test sequences, batch 400,
-    /// 50 epochs (2 000 steps), 5 seeds from `first_seed`.
+    /// lead ≥ 6, d = 8) and optimiser; 10 000 training and 1 000 test sequences, batch 100,
+    /// 20 epochs (2 000 steps), 5 seeds from `first_seed`.
+    ///
+    /// Reduced for time only, not to change the outcome: the first configuration (16 000
+    /// training and 2 000 test sequences, batch 400, 50 epochs) trained 3.2 steps per CPU
+    /// second with candle's 2 threads and 6.9 with one, on a 2-core AMD EPYC under load,
+    /// i.e. about 50 CPU minutes for its 20 000 steps, far from the 10 minutes on 2 cores
+    /// asked for. Batch 100 keeps the 2 000 Adam steps per run and the learning rate and
+    /// schedule; a step costs about 3.5 times less (24 steps per CPU second on one thread).
+    /// At this size neither variant reaches 90 % test accuracy (docs/results.md, `majority`).
     pub fn reproduction_from(first_seed: u64) -> Self {
         MajorityConfig {
             seeds: (0..5).map(|i| first_seed.wrapping_add(i)).collect(),
@@ -99,10 +107,10 @@ impl MajorityConfig {
             len: 50,
             lead: 6,
             d: 8,
-            train: 16_000,
-            test: 2_000,
-            batch: 400,
-            epochs: 50,
+            train: 10_000,
+            test: 1_000,
+            batch: 100,
+            epochs: 20,
             lr: 1e-3,
             eval_every: 50,
             seeds: vec![0, 1, 2, 3, 4],
