@@ -119,7 +119,7 @@ fn bytes_do_not_depend_on_the_thread_count() {
 #[cfg(feature = "candle")]
 #[test]
 fn majority_data_snapshot() {
-    use normoracle::experiments::majority::{dataset, MajorityConfig};
+    use normoracle_cli::experiments::majority::{dataset, MajorityConfig};
     let cfg = MajorityConfig::reproduction();
     let data = dataset(&cfg, 4, 0, 1);
     let text: String = data

@@ -125,7 +125,7 @@ pub(crate) fn min_d(format: Dtype, class: cpu::Class) -> usize {
 /// AVX-512) or not, on a CPU of `class`. A property of the call alone (d, format,
 /// instruction set, CPU), so that the path a row takes does not depend on the batch it
 /// comes in (the output bits depend on neither: both paths write the correct rounding;
-/// `tests/kernels_determinism.rs` compares them across instruction sets).
+/// `tests/kernels/determinism.rs` compares them across instruction sets).
 ///
 /// On the AVX2 path (two registers of eight f32, bf16 rounded by integer operations) the
 /// f32 path is not faster at 4096: an Emerald Rapids Xeon, 16 × 4096, f16 LayerNorm 0.96
