@@ -4,8 +4,9 @@
 //! a term made smaller fails here, a term made larger passes an output a probe must fail.
 
 use super::model::{scaled, scaling_exponent, welford, Acc, Visit, Welford};
+use super::row::{judge_element, ExactValue};
 use super::tolerance::RowBound;
-use super::{judge_element, ExactValue, Tier};
+use super::Tier;
 use crate::cases::rng::Rng;
 use crate::cases::{self, BatteryConfig};
 use crate::dtype::{pow2, Dtype};
