@@ -136,6 +136,17 @@ impl Dtype {
         }
     }
 
+    /// The values of a slice of bits, as f64 (exact; the format's match taken once, not per
+    /// element as in a loop over [`Dtype::to_f64`]).
+    pub fn decode(self, bits: &[u64]) -> Vec<f64> {
+        match self {
+            Dtype::F16 => bits.iter().map(|&b| Dtype::F16.to_f64(b)).collect(),
+            Dtype::BF16 => bits.iter().map(|&b| Dtype::BF16.to_f64(b)).collect(),
+            Dtype::F32 => bits.iter().map(|&b| Dtype::F32.to_f64(b)).collect(),
+            Dtype::F64 => bits.iter().map(|&b| Dtype::F64.to_f64(b)).collect(),
+        }
+    }
+
     /// Bits of an f64 that is exactly representable in this format (NaN maps to NaN).
     #[inline]
     fn bits_of_representable(self, x: f64) -> u64 {

@@ -37,6 +37,23 @@ pub struct ElementInput {
     pub beta: f64,
 }
 
+/// [`Element::approximate_f64`]'s arithmetic on scalars: t̃ and its bound from μ's nearest
+/// f64 `mean_hi` and 1/s's nearest f64 `inv_scale_hi`, for rows on the fast path only
+/// ([`RowStats::fast`]). Free of the row's statistics so that a caller's loop over a row
+/// keeps everything in registers (the judge's exact tier, `judge/row.rs`).
+#[inline(always)]
+pub fn f64_path(mean_hi: f64, inv_scale_hi: f64, input: ElementInput) -> (f64, f64) {
+    let ElementInput { x, gamma, beta } = input;
+    let r = inv_scale_hi;
+    let delta = x - mean_hi;
+    let t = delta * r * gamma + beta;
+    let magnitude = gamma.abs() * (r * (delta.abs() + mean_hi.abs())) + beta.abs() + t.abs();
+    (
+        t,
+        magnitude * F64_PATH_RELATIVE_ERROR + FAST_PATH_ABSOLUTE_ERROR,
+    )
+}
+
 /// The exact value t of one output element, seen through its row's statistics.
 pub struct Element<'a> {
     pub stats: &'a RowStats,
@@ -132,16 +149,7 @@ impl<'a> Element<'a> {
         if !s.fast {
             return None;
         }
-        let ElementInput { x, gamma, beta } = self.input;
-        let r = s.inv_scale_dd.hi;
-        let delta = x - s.mean_dd.hi;
-        let t = delta * r * gamma + beta;
-        let magnitude =
-            gamma.abs() * (r * (delta.abs() + s.mean_dd.hi.abs())) + beta.abs() + t.abs();
-        Some((
-            t,
-            magnitude * F64_PATH_RELATIVE_ERROR + FAST_PATH_ABSOLUTE_ERROR,
-        ))
+        Some(f64_path(s.mean_dd.hi, s.inv_scale_dd.hi, self.input))
     }
 
     /// The f64 path specialised to f32 outputs (the common case, kept branch-light): the same
@@ -443,13 +451,13 @@ pub fn element_input(problem: &Problem, r: usize, i: usize) -> ElementInput {
 
 /// The exact statistics of row r.
 pub fn row_stats(problem: &Problem, r: usize) -> RowStats {
-    let values: Vec<f64> = problem
-        .row(r)
-        .iter()
-        .map(|&b| problem.dtype.to_f64(b))
-        .collect();
+    row_stats_of_values(problem, &problem.dtype.decode(problem.row(r)))
+}
+
+/// [`row_stats`] of row values already decoded (`values[i]` = the row's x_i as f64).
+pub fn row_stats_of_values(problem: &Problem, values: &[f64]) -> RowStats {
     RowStats::compute(
-        &values,
+        values,
         problem.dtype,
         problem.op,
         problem.convention,

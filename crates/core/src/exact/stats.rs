@@ -5,7 +5,7 @@
 
 use super::dd::DoubleDouble;
 use super::superacc::{SuperAccumulator, SCALE_EXPONENT};
-use crate::dtype::Dtype;
+use crate::dtype::{exponent_of, Dtype};
 use crate::problem::{EpsConvention, Op};
 use crate::wide::Wide;
 use rug::{Float, Rational};
@@ -73,10 +73,11 @@ impl RowStats {
         eps: &Rational,
     ) -> RowStats {
         let d = values.len();
-        let nonfinite = values.iter().any(|x| !x.is_finite());
+        let extremes = Extremes::of(values);
+        let nonfinite = !extremes.all_finite;
         let mut stats = RowStats {
             kind: RowKind::NonFinite,
-            has_nan: values.iter().any(|x| x.is_nan()),
+            has_nan: extremes.has_nan,
             op,
             convention,
             mean: Rational::new(),
@@ -94,7 +95,7 @@ impl RowStats {
         if nonfinite || d == 0 {
             return stats;
         }
-        let (sum, sum_sq) = exact_sums(values, dtype);
+        let (sum, sum_sq) = exact_sums_with(values, dtype, &extremes);
         let d_q = Rational::from(d as u64);
         let mean_all = Rational::from(&sum / &d_q);
         let mean_sq = Rational::from(&sum_sq / &d_q);
@@ -129,7 +130,7 @@ impl RowStats {
             stats.inv_scale_dd = DoubleDouble::from_float(&stats.inv_scale);
         }
         let within = |x: f64| x == 0.0 || x.abs().log2().abs() < FAST_PATH_MAX_EXPONENT as f64;
-        let max_abs = values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let max_abs = extremes.largest;
         stats.fast = !undefined
             && within(stats.inv_scale_dd.hi)
             && within(stats.mean_dd.hi)
@@ -162,62 +163,110 @@ impl RowStats {
     }
 }
 
+/// What one pass over a row tells: whether every value is finite, whether one is NaN, and
+/// the extremes of |x| over the finite values (the smallest over the nonzero ones; ∞ where
+/// there is none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extremes {
+    pub all_finite: bool,
+    pub has_nan: bool,
+    pub largest: f64,
+    pub smallest_nonzero: f64,
+}
+
+impl Extremes {
+    /// Branch-free, in four lanes: one chain of dependent comparisons would take several
+    /// cycles an element, and this pass stands in for four (finiteness, NaN, max |x|, the
+    /// fixed-point route's smallest |x|).
+    pub fn of(values: &[f64]) -> Extremes {
+        let mut largest = [0.0f64; 4];
+        let mut smallest = [f64::INFINITY; 4];
+        let (mut all_finite, mut has_nan) = (true, false);
+        let mut take = |lane: usize, x: f64| {
+            all_finite &= x.is_finite();
+            has_nan |= x.is_nan();
+            // NaN and ±∞ compare false against what they would replace, or are excluded.
+            let a = if x.is_finite() { x.abs() } else { 0.0 };
+            largest[lane] = if a > largest[lane] { a } else { largest[lane] };
+            let nonzero = if a == 0.0 { f64::INFINITY } else { a };
+            smallest[lane] = if nonzero < smallest[lane] {
+                nonzero
+            } else {
+                smallest[lane]
+            };
+        };
+        let mut fours = values.chunks_exact(4);
+        for four in &mut fours {
+            for (lane, &x) in four.iter().enumerate() {
+                take(lane, x);
+            }
+        }
+        for (lane, &x) in fours.remainder().iter().enumerate() {
+            take(lane, x);
+        }
+        Extremes {
+            all_finite,
+            has_nan,
+            largest: largest.into_iter().fold(0.0, f64::max),
+            smallest_nonzero: smallest.into_iter().fold(f64::INFINITY, f64::min),
+        }
+    }
+}
+
 /// Σx and Σx² of finite values, exactly.
 pub fn exact_sums(values: &[f64], dtype: Dtype) -> (Rational, Rational) {
+    exact_sums_with(values, dtype, &Extremes::of(values))
+}
+
+/// [`exact_sums`] with the row's [`Extremes`] already taken.
+fn exact_sums_with(values: &[f64], dtype: Dtype, extremes: &Extremes) -> (Rational, Rational) {
     if dtype != Dtype::F64 {
-        if let Some(sums) = fixed_point_sums(values) {
+        if let Some(sums) = fixed_point_sums(values, dtype, extremes) {
             return sums;
         }
     }
     superaccumulator_sums(values, dtype)
 }
 
-/// The fast route for rows of narrow-format values whose exponents span little: every value
-/// is m·2^e with |m| < 2^24, so with e₀ the smallest exponent, Σ m·2^(e−e₀) and
-/// Σ m²·2^(2(e−e₀)) are integers that fit an i128 when the span is small. None otherwise.
-fn fixed_point_sums(values: &[f64]) -> Option<(Rational, Rational)> {
-    // Decompose x = m·2^e with m an integer of at most 53 bits (24 for the narrow formats).
-    let decompose = |x: f64| -> (i64, i32) {
-        let bits = x.to_bits();
-        let biased = ((bits >> 52) & 0x7ff) as i32;
-        let frac = (bits & ((1u64 << 52) - 1)) as i64;
-        let (m, e) = if biased == 0 {
-            (frac, -1074)
-        } else {
-            (frac | (1i64 << 52), biased - 1075)
-        };
-        // Strip trailing zeros so m holds the significant bits only.
-        let tz = (m.trailing_zeros()).min(63) as i32;
-        let (m, e) = (m >> tz, e + tz);
-        (if x < 0.0 { -m } else { m }, e)
-    };
-    let (mut e_min, mut e_max) = (i32::MAX, i32::MIN);
-    for &x in values {
-        if x != 0.0 {
-            let (m, e) = decompose(x);
-            if m.unsigned_abs() >= 1 << 24 {
-                return None;
-            }
-            e_min = e_min.min(e);
-            e_max = e_max.max(e);
-        }
-    }
-    if e_min == i32::MAX {
-        return Some((Rational::new(), Rational::new()));
-    }
-    let span = e_max - e_min;
-    let log_d = (usize::BITS - values.len().leading_zeros()) as i32;
-    if 2 * span + 48 + log_d + 2 >= 127 {
+/// The fast route for rows of narrow-format values whose magnitudes span little: every
+/// value of a format of precision p is a multiple of 2^e₀, with e₀ the lowest exponent of
+/// the row's smallest nonzero |x| (or of the format's subnormals) less p − 1, so
+/// k = x·2^(−e₀) is an integer, and Σk and Σk² fit an i128 when max|x|/2^e₀ is small.
+/// Two passes of plain arithmetic: the extremes of |x|, then each k (the scaling exact, its
+/// conversion checked) with its square in i128. None where the span is too wide, or where a
+/// value is not a multiple of 2^e₀ (values not of `dtype`); the superaccumulator takes those.
+fn fixed_point_sums(
+    values: &[f64],
+    dtype: Dtype,
+    extremes: &Extremes,
+) -> Option<(Rational, Rational)> {
+    let (smallest, largest) = (extremes.smallest_nonzero, extremes.largest);
+    if !extremes.all_finite {
         return None;
     }
+    if largest == 0.0 {
+        return Some((Rational::new(), Rational::new()));
+    }
+    let p = dtype.precision();
+    let e_min = exponent_of(smallest).max(dtype.emin()) - (p - 1);
+    // Every |k| < 2^bits.
+    let bits = exponent_of(largest) + 1 - e_min;
+    let log_d = (usize::BITS - values.len().leading_zeros()) as i32;
+    if bits > 62 || 2 * bits + log_d > 126 || !(-1022..=1023).contains(&-e_min) {
+        return None;
+    }
+    let scale = crate::dtype::pow2(-e_min);
     let (mut s1, mut s2) = (0i128, 0i128);
+    let mut integral = true;
     for &x in values {
-        if x != 0.0 {
-            let (m, e) = decompose(x);
-            let k = (e - e_min) as u32;
-            s1 += (m as i128) << k;
-            s2 += ((m * m) as i128) << (2 * k);
-        }
+        let scaled = x * scale; // exact: a power-of-two scaling within f64's normal range
+        let k = scaled as i64;
+        integral &= k as f64 == scaled;
+        s1 += k as i128;
+        s2 += (k as i128) * (k as i128);
+    }
+    if !integral {
+        return None;
     }
     let scale = |v: i128, e: i32| {
         let r = Rational::from(rug::Integer::from(v));
@@ -341,7 +390,7 @@ mod tests {
             &[65504.0, -65504.0, 2f64.powi(-24)],
         ];
         for row in rows {
-            let fixed = fixed_point_sums(row);
+            let fixed = fixed_point_sums(row, Dtype::F32, &Extremes::of(row));
             let general = superaccumulator_sums(row, Dtype::F32);
             let direct_sum = row
                 .iter()
@@ -357,8 +406,84 @@ mod tests {
             }
         }
         // A wide exponent span must not take the fixed-point route.
-        assert!(fixed_point_sums(&[1e30_f32 as f64, 1e-30_f32 as f64]).is_none());
-        assert!(fixed_point_sums(&[1.5, -2.25, 0.001_f32 as f64]).is_some());
+        assert!(fixed_point_sums(
+            &[1e30_f32 as f64, 1e-30_f32 as f64],
+            Dtype::F32,
+            &Extremes::of(&[1e30_f32 as f64, 1e-30_f32 as f64])
+        )
+        .is_none());
+        assert!(fixed_point_sums(
+            &[1.5, -2.25, 0.001_f32 as f64],
+            Dtype::F32,
+            &Extremes::of(&[1.5, -2.25, 0.001_f32 as f64])
+        )
+        .is_some());
+        // A value with more significant bits than the format's is refused, not truncated.
+        assert!(fixed_point_sums(&[1.5, 0.1], Dtype::F32, &Extremes::of(&[1.5, 0.1])).is_none());
+        assert!(fixed_point_sums(
+            &[1.5, 0.1_f32 as f64],
+            Dtype::F16,
+            &Extremes::of(&[1.5, 0.1_f32 as f64])
+        )
+        .is_none());
+    }
+
+    /// The fixed-point route against the superaccumulator on random rows of every narrow
+    /// format, spans from one binade to past the route's limit, subnormals and zeros mixed in.
+    #[test]
+    fn fixed_point_route_agrees_with_the_superaccumulator_on_random_rows() {
+        let mut rng = crate::rng::Rng::new(20261206, 0);
+        let mut taken = 0;
+        for case in 0..600 {
+            let dtype = [Dtype::F32, Dtype::F16, Dtype::BF16][case % 3];
+            let d = 1 + rng.below(300);
+            let span = rng.below(48) as i32;
+            let base = rng.below(60) as i32 - 40;
+            let row: Vec<f64> = (0..d)
+                .map(|_| {
+                    if rng.below(10) == 0 {
+                        return if rng.coin() { 0.0 } else { -0.0 };
+                    }
+                    let e = base - rng.below(span as usize + 1) as i32;
+                    let x = rng.normal() * crate::dtype::pow2(e);
+                    dtype.to_f64(dtype.round_f64(x))
+                })
+                .collect();
+            if let Some(fixed) = fixed_point_sums(&row, dtype, &Extremes::of(&row)) {
+                taken += 1;
+                assert_eq!(fixed, superaccumulator_sums(&row, dtype), "{dtype} {row:?}");
+            }
+        }
+        assert!(
+            taken > 300,
+            "the fixed-point route was taken {taken} times of 600"
+        );
+    }
+
+    /// The one-pass extremes against their definitions, on rows of every length mod 4 with
+    /// zeros, NaN and ±∞ in every lane.
+    #[test]
+    fn extremes_match_their_definitions() {
+        let mut rng = crate::rng::Rng::new(5, 0);
+        for _ in 0..2000 {
+            let d = rng.below(13);
+            let row: Vec<f64> = (0..d)
+                .map(|_| match rng.below(12) {
+                    0 => 0.0,
+                    1 => f64::NAN,
+                    2 => f64::INFINITY * if rng.coin() { 1.0 } else { -1.0 },
+                    _ => rng.normal() * crate::dtype::pow2(rng.below(200) as i32 - 100),
+                })
+                .collect();
+            let finite = || row.iter().filter(|x| x.is_finite()).map(|x| x.abs());
+            let want = Extremes {
+                all_finite: row.iter().all(|x| x.is_finite()),
+                has_nan: row.iter().any(|x| x.is_nan()),
+                largest: finite().fold(0.0, f64::max),
+                smallest_nonzero: finite().filter(|&a| a != 0.0).fold(f64::INFINITY, f64::min),
+            };
+            assert_eq!(Extremes::of(&row), want, "{row:?}");
+        }
     }
 
     #[test]
