@@ -27,48 +27,7 @@ fn error_model(p: &Params) -> crate::Result<Output> {
 }
 
 fn bench(p: &Params) -> crate::Result<Output> {
-    use crate::geometry::ellipsoid::bench as ellipsoid;
-    let mut table = crate::output::format::Table::new([
-        "benchmark",
-        "size",
-        "threads",
-        "median_seconds",
-        "rival",
-        "rival_median_seconds",
-        "ratio",
-    ]);
-    table.comment("ratio = ours / rival, medians of 5 runs each, measured in this one run");
-    for dtype in [crate::Dtype::F32, crate::Dtype::F16, crate::Dtype::BF16] {
-        let t = crate::judge::bench::oracle_vs_numpy(4096, 4096, 5, p.seed, dtype)?;
-        table.push([
-            format!("exact verdict {dtype}"),
-            format!("{}x{}", t.rows, t.d),
-            t.threads.to_string(),
-            format!("{:.4}", t.verdict_seconds),
-            "numpy float64 LayerNorm".to_string(),
-            t.numpy_seconds.map_or("-".into(), |v| format!("{v:.4}")),
-            t.ratio.map_or("-".into(), |v| format!("{v:.3}")),
-        ]);
-    }
-    let params = ellipsoid::BenchParams {
-        repeats: 5,
-        seed: p.seed,
-        ..ellipsoid::BenchParams::default()
-    };
-    let r = ellipsoid::run(&params, &|_| {}, &|| {})?;
-    table.push([
-        "certified ellipsoid (default flags)".to_string(),
-        format!("N = {}", params.n),
-        r.threads_used.to_string(),
-        format!("{:.4}", r.pipeline.median()),
-        "numpy.linalg.eigvalsh (uncertified)".to_string(),
-        r.numpy_eigvalsh_seconds
-            .as_deref()
-            .map_or("-".into(), |v| format!("{:.4}", ellipsoid::median(v))),
-        r.certified_over_eigvalsh()
-            .map_or("-".into(), |v| format!("{v:.3}")),
-    ]);
-    Ok(Output::Table(table))
+    Ok(Output::Table(super::bench::table(p.seed)?))
 }
 
 fn theorems(p: &Params) -> crate::Result<Output> {
@@ -318,7 +277,7 @@ pub fn catalogue() -> Vec<Artifact> {
         },
         Artifact {
             id: "bench",
-            description: "speed ratios measured in one run: exact verdicts (4096x4096 f32, f16, bf16) vs numpy's float64 LayerNorm, the certified N = 4096 ellipsoid vs numpy eigvalsh",
+            description: "speed ratios measured in one run, medians and ranges of 5 runs a side: exact verdicts (4096x4096 f32, f16, bf16) vs numpy's float64 LayerNorm, the certified N = 4096 ellipsoid vs numpy eigvalsh, fuzz --lib (isolated) vs the kernel's own calls, Figure 1c's engine vs a HiGHS LP per key",
             machine_independent: false,
             has_figure: false,
             produce: bench,

@@ -39,6 +39,7 @@ pub mod figure;
 pub mod filter;
 pub mod heuristics;
 pub mod keys;
+pub mod lp_rival;
 pub mod report;
 pub mod simplex;
 pub mod verify;

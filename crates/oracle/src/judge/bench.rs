@@ -22,6 +22,8 @@ pub struct OracleTiming {
     /// Every run, in order.
     pub verdict_runs: Vec<f64>,
     pub numpy_seconds: Option<f64>,
+    /// numpy's every run, in order (empty without numpy).
+    pub numpy_runs: Vec<f64>,
     pub ratio: Option<f64>,
     pub threads: usize,
     pub passed: bool,
@@ -61,12 +63,12 @@ for _ in range(reps):
     v = ((xd - m) ** 2).mean(axis=-1, keepdims=True)
     y = (xd - m) / np.sqrt(v + 1e-5)
     ts.append(time.perf_counter() - t)
-ts.sort(); print(ts[len(ts) // 2])
+print(",".join(map(repr, ts)))
 "#;
 
 /// Times numpy's float64 LayerNorm of the problem's x (as f32 values, which hold the narrow
-/// formats exactly); None when python3/numpy is missing.
-fn time_numpy(problem: &Problem, repeats: usize) -> Result<Option<f64>> {
+/// formats exactly): every run's seconds, in order; empty when python3/numpy is missing.
+fn time_numpy(problem: &Problem, repeats: usize) -> Result<Vec<f64>> {
     let dir = std::env::temp_dir().join(format!("normoracle-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("x.npy");
@@ -94,11 +96,12 @@ fn time_numpy(problem: &Problem, repeats: usize) -> Result<Option<f64>> {
         Ok(o) if o.status.success() => {
             let text = String::from_utf8_lossy(&o.stdout);
             text.trim()
-                .parse::<f64>()
-                .map(Some)
+                .split(',')
+                .map(|t| t.parse::<f64>())
+                .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|_| Error::io(format!("numpy timing printed '{}'", text.trim())))
         }
-        _ => Ok(None),
+        _ => Ok(Vec::new()),
     }
 }
 
@@ -115,7 +118,8 @@ pub fn oracle_vs_numpy(
     }
     let problem = gaussian_problem(rows, d, seed, dtype);
     let y = ReferenceF64.run(&problem).map_err(Error::input)?;
-    let numpy_seconds = time_numpy(&problem, repeats)?;
+    let numpy_runs = time_numpy(&problem, repeats)?;
+    let numpy_seconds = (!numpy_runs.is_empty()).then(|| median(numpy_runs.clone()));
     let mut times = Vec::new();
     let mut passed = true;
     for _ in 0..repeats {
@@ -144,6 +148,7 @@ pub fn oracle_vs_numpy(
         repeats,
         verdict_seconds,
         numpy_seconds,
+        numpy_runs,
         ratio: numpy_seconds.map(|n| verdict_seconds / n),
         threads: rayon::current_num_threads(),
         passed,
