@@ -453,15 +453,33 @@ pub fn train(
     })
 }
 
-/// Every seed of both variants, in a fixed order (variant major).
-pub fn run_all(cfg: &MajorityConfig, tick: &dyn Fn()) -> Result<Vec<RunResult>> {
-    let mut out = Vec::new();
-    for variant in Variant::ALL {
-        for &seed in &cfg.seeds {
-            out.push(train(cfg, variant, seed, tick)?);
-        }
-    }
-    Ok(out)
+/// Every seed of both variants, in a fixed order (variant major). The runs are independent,
+/// so they train side by side, one per core (their own pool, whatever `RAYON_NUM_THREADS`
+/// says; candle's kernels inside each run keep the thread count candle reads from it). A run
+/// depends on its seed and on candle's thread count only, not on which runs share the
+/// machine with it: the results are those of training the runs one after the other.
+pub fn run_all(cfg: &MajorityConfig, tick: &(dyn Fn() + Sync)) -> Result<Vec<RunResult>> {
+    use rayon::prelude::*;
+    let runs: Vec<(Variant, u64)> = Variant::ALL
+        .iter()
+        .flat_map(|&variant| cfg.seeds.iter().map(move |&seed| (variant, seed)))
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(side_by_side(runs.len()))
+        .build()
+        .map_err(|e| Error::io(format!("majority: no thread pool for the runs: {e}")))?;
+    pool.install(|| {
+        runs.par_iter()
+            .map(|&(variant, seed)| train(cfg, variant, seed, tick))
+            .collect()
+    })
+}
+
+/// How many runs train at once: one per core, at most `runs`.
+pub fn side_by_side(runs: usize) -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, runs.max(1))
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -621,7 +639,7 @@ pub fn curves_svg(cfg: &MajorityConfig, runs: &[RunResult]) -> Result<String> {
 }
 
 /// The artifact: every run, the table and the curves.
-pub fn artifact(cfg: &MajorityConfig, tick: &dyn Fn()) -> Result<(Table, String)> {
+pub fn artifact(cfg: &MajorityConfig, tick: &(dyn Fn() + Sync)) -> Result<(Table, String)> {
     let runs = run_all(cfg, tick)?;
     Ok((table(cfg, &runs), curves_svg(cfg, &runs)?))
 }
@@ -678,5 +696,29 @@ mod tests {
         let t = table(&cfg, &[a, c]);
         assert_eq!(t.rows.len(), 2 * (cfg.steps() / cfg.eval_every));
         assert!(t.comments.iter().any(|l| l.contains("~12 deg")));
+    }
+
+    /// The runs trained side by side are, bit for bit and in order, the runs trained one
+    /// after the other, and every step ticks once.
+    #[test]
+    fn runs_side_by_side_are_the_runs_one_by_one() {
+        let cfg = MajorityConfig {
+            seeds: vec![7, 8],
+            epochs: 3,
+            ..MajorityConfig::tiny()
+        };
+        let ticks = std::sync::atomic::AtomicUsize::new(0);
+        let together = run_all(&cfg, &|| {
+            ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        let mut one_by_one = Vec::new();
+        for variant in Variant::ALL {
+            for &seed in &cfg.seeds {
+                one_by_one.push(train(&cfg, variant, seed, &|| {}).unwrap());
+            }
+        }
+        assert_eq!(together, one_by_one);
+        assert_eq!(ticks.into_inner(), 4 * cfg.steps());
     }
 }
