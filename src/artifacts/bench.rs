@@ -6,9 +6,11 @@ use crate::output::format::Table;
 use normoracle::adapters::{dylib::DylibKernel, Kernel};
 use normoracle::cases::{battery, BatteryConfig};
 use normoracle::problem::Op;
+use normoracle::zoo::compile_c_example;
 use normoracle::Dtype;
+use normoracle_geometry::ellipsoid::bench::median;
 use normoracle_geometry::selectability::lp_rival::{self, LpSample};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// Runs per side.
@@ -16,34 +18,20 @@ const RUNS: usize = 5;
 
 /// Median and range of a side's runs, as table cells.
 fn cells(runs: &[f64]) -> [String; 2] {
-    if runs.is_empty() {
+    let (Some(lo), Some(hi)) = (
+        runs.iter().copied().reduce(f64::min),
+        runs.iter().copied().reduce(f64::max),
+    ) else {
         return ["-".into(), "-".into()];
-    }
-    let mut sorted = runs.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    [
-        format!("{:.4}", median(&sorted)),
-        format!("{:.4}-{:.4}", sorted[0], sorted[sorted.len() - 1]),
-    ]
-}
-
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
+    };
+    [format!("{:.4}", median(runs)), format!("{lo:.4}-{hi:.4}")]
 }
 
 fn ratio(ours: &[f64], rival: &[f64]) -> String {
     if ours.is_empty() || rival.is_empty() {
         return "-".into();
     }
-    let (mut a, mut b) = (ours.to_vec(), rival.to_vec());
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    format!("{:.3}", median(&a) / median(&b))
+    format!("{:.3}", median(ours) / median(rival))
 }
 
 struct Row<'a> {
@@ -173,7 +161,8 @@ fn fuzz_lib_vs_kernel(seed: u64) -> Result<(Vec<f64>, Vec<f64>, usize)> {
     let cases = battery(&config);
     let dir = std::env::temp_dir().join(format!("normoracle-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let Some(lib) = compile_c_example(&dir) else {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/c/normoracle_example.c");
+    let Some(lib) = compile_c_example(&source, &dir) else {
         let _ = std::fs::remove_dir_all(&dir);
         return Ok((Vec::new(), Vec::new(), cases.len()));
     };
@@ -204,19 +193,4 @@ fn fuzz_lib_vs_kernel(seed: u64) -> Result<(Vec<f64>, Vec<f64>, usize)> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok((isolated, own, cases.len()))
-}
-
-/// examples/c/normoracle_example.c built with `cc -O2` into `dir`; None where it cannot be.
-fn compile_c_example(dir: &Path) -> Option<PathBuf> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/c/normoracle_example.c");
-    let lib = dir.join("libexample.so");
-    let ok = source.is_file()
-        && std::process::Command::new("cc")
-            .args(["-O2", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&source)
-            .arg("-lm")
-            .status()
-            .is_ok_and(|s| s.success());
-    ok.then_some(lib)
 }

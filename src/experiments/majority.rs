@@ -476,7 +476,7 @@ pub fn run_all(cfg: &MajorityConfig, tick: &(dyn Fn() + Sync)) -> Result<Vec<Run
 }
 
 /// How many runs train at once: one per core, at most `runs`.
-pub fn side_by_side(runs: usize) -> usize {
+fn side_by_side(runs: usize) -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, runs.max(1))

@@ -473,7 +473,7 @@ pub fn python_drivers(examples: &std::path::Path) -> Vec<PythonDriver> {
 }
 
 /// Compiles the C example into `dir`; None when no C compiler works.
-fn compile_c_example(source: &Path, dir: &Path) -> Option<PathBuf> {
+pub fn compile_c_example(source: &Path, dir: &Path) -> Option<PathBuf> {
     let out = dir.join("libnormoracle_example.so");
     let ok = Command::new("cc")
         .args(["-O2", "-shared", "-fPIC", "-o"])
