@@ -125,12 +125,14 @@ impl Dtype {
         bits & self.sign_mask() != 0
     }
 
-    /// The value of `bits` as an f64 (exact for every format).
+    /// The value of `bits` as an f64 (exact for every format; a NaN for every NaN). Plain
+    /// bit arithmetic without branches, so that loops over it vectorize (`half`'s
+    /// conversions test the CPU's features on every call).
     #[inline]
     pub fn to_f64(self, bits: u64) -> f64 {
         match self {
-            Dtype::F16 => half::f16::from_bits(bits as u16).to_f64(),
-            Dtype::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
+            Dtype::F16 => f16_to_f64(bits as u16),
+            Dtype::BF16 => f32::from_bits((bits as u32 & 0xffff) << 16) as f64,
             Dtype::F32 => f32::from_bits(bits as u32) as f64,
             Dtype::F64 => f64::from_bits(bits),
         }
@@ -320,6 +322,26 @@ impl std::str::FromStr for Dtype {
     }
 }
 
+/// The value of binary16 bits as an f64, exactly (a NaN for every NaN), with selections
+/// where `half` branches ([`Dtype::to_f64`]).
+#[inline(always)]
+fn f16_to_f64(h: u16) -> f64 {
+    let sign = ((h & 0x8000) as u64) << 48;
+    let exponent = ((h >> 10) & 0x1f) as u64;
+    let mantissa = (h & 0x3ff) as u64;
+    // Normal: (1 + m/2^10)·2^(e − 15), an f64 of exponent e − 15 + 1023.
+    let normal = f64::from_bits(sign | ((exponent + 1008) << 52) | (mantissa << 42));
+    // Subnormal or zero: m·2^-24, signed.
+    let subnormal = f64::from_bits((mantissa as f64 / 16_777_216.0).to_bits() | sign);
+    // ±∞, or a NaN (with the f16's payload).
+    let special = f64::from_bits(sign | 0x7ff0_0000_0000_0000 | (mantissa << 42));
+    match exponent {
+        0 => subnormal,
+        31 => special,
+        _ => normal,
+    }
+}
+
 /// 2^e as an f64 for any e in the f64 range, subnormal powers included.
 pub fn pow2(e: i32) -> f64 {
     if e >= -1022 {
@@ -345,6 +367,25 @@ pub fn exponent_of(x: f64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The branch-free conversions give `half`'s value for every 16-bit pattern: the same
+    /// bits, or a NaN where `half` gives one.
+    #[test]
+    fn to_f64_is_halfs_conversion_for_every_bit_pattern() {
+        for bits in 0..=u16::MAX {
+            for (dtype, theirs) in [
+                (Dtype::F16, half::f16::from_bits(bits).to_f64()),
+                (Dtype::BF16, half::bf16::from_bits(bits).to_f64()),
+            ] {
+                let ours = dtype.to_f64(bits as u64);
+                if theirs.is_nan() {
+                    assert!(ours.is_nan(), "{dtype} {bits:#06x}: {ours}");
+                } else {
+                    assert_eq!(ours.to_bits(), theirs.to_bits(), "{dtype} {bits:#06x}");
+                }
+            }
+        }
+    }
     use rug::float::Round;
     use rug::Float;
 
