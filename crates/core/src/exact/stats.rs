@@ -53,12 +53,11 @@ pub struct RowStats {
     /// The factors of the judge's bound (`judge::tolerance`), each rounded once to 53 bits
     /// with an unbounded exponent (`Wide`), so that no product of them rounds to 0 or ∞ on
     /// the way on any row (s itself need not be an f64): 1/s; μ as hi + lo (μ's nearest, then
-    /// the rest's: δ_i = x_i − μ is formed from both, accurate where x_i ≈ μ); and mean|x|
-    /// (Σ|x| summed in order, then divided by d). On fast rows these are the f64 values
-    /// `inv_scale_dd.hi`, `mean_dd` and the f64 sum's mean.
+    /// the rest's: δ_i = x_i − μ is formed from both, accurate where x_i ≈ μ). On fast rows
+    /// these are the f64 values `inv_scale_dd.hi` and `mean_dd`. (mean|x|, the last factor,
+    /// is [`RowStats::mean_abs`]: only reports need it, so a row computes it when one does.)
     pub inv_scale_wide: Wide,
     pub mean_wide: [Wide; 2],
-    pub mean_abs: Wide,
     /// σ = √q as an f64, for reports (may under- or overflow on extreme f64 rows).
     pub sigma: f64,
 }
@@ -89,7 +88,6 @@ impl RowStats {
             inv_scale: Float::new(SCALE_PRECISION),
             inv_scale_wide: Wide::ZERO,
             mean_wide: [Wide::ZERO; 2],
-            mean_abs: Wide::ZERO,
             sigma: f64::NAN,
         };
         if nonfinite || d == 0 {
@@ -149,17 +147,22 @@ impl RowStats {
                 Wide::from_float(&Float::with_val(53, &rest)),
             ]
         };
-        // Σ|x| in order; on fast rows in f64, where it cannot overflow (|x| < 2^900) and every
-        // addition rounds as `Wide`'s would (subnormal sums are exact in both).
-        let sum_abs = if stats.fast {
+        stats.mean = mean;
+        stats.q = q;
+        stats
+    }
+
+    /// mean|x| of the row's `values` (those the statistics were computed from), rounded once
+    /// to 53 bits with an unbounded exponent: Σ|x| summed in order, then divided by d. On
+    /// fast rows the sum is in f64, where it cannot overflow (|x| < 2^900) and every addition
+    /// rounds as `Wide`'s would (subnormal sums are exact in both).
+    pub fn mean_abs(&self, values: &[f64]) -> Wide {
+        let sum_abs = if self.fast {
             Wide::of(values.iter().map(|x| x.abs()).sum::<f64>())
         } else {
             values.iter().fold(Wide::ZERO, |a, x| a + Wide::of(x.abs()))
         };
-        stats.mean_abs = sum_abs / Wide::of(d as f64);
-        stats.mean = mean;
-        stats.q = q;
-        stats
+        sum_abs / Wide::of(values.len() as f64)
     }
 }
 
@@ -232,9 +235,10 @@ fn exact_sums_with(values: &[f64], dtype: Dtype, extremes: &Extremes) -> (Ration
 /// value of a format of precision p is a multiple of 2^e₀, with e₀ the lowest exponent of
 /// the row's smallest nonzero |x| (or of the format's subnormals) less p − 1, so
 /// k = x·2^(−e₀) is an integer, and Σk and Σk² fit an i128 when max|x|/2^e₀ is small.
-/// Two passes of plain arithmetic: the extremes of |x|, then each k (the scaling exact, its
-/// conversion checked) with its square in i128. None where the span is too wide, or where a
-/// value is not a multiple of 2^e₀ (values not of `dtype`); the superaccumulator takes those.
+/// A pass of plain arithmetic after the extremes of |x|: in f64 lanes where the row is
+/// narrow enough ([`f64_lane_sums`]), else each k (the scaling exact, its conversion
+/// checked) with its square in i128. None where the span is too wide, or where a value is
+/// not a multiple of 2^e₀ (values not of `dtype`); the superaccumulator takes those.
 fn fixed_point_sums(
     values: &[f64],
     dtype: Dtype,
@@ -256,18 +260,7 @@ fn fixed_point_sums(
         return None;
     }
     let scale = crate::dtype::pow2(-e_min);
-    let (mut s1, mut s2) = (0i128, 0i128);
-    let mut integral = true;
-    for &x in values {
-        let scaled = x * scale; // exact: a power-of-two scaling within f64's normal range
-        let k = scaled as i64;
-        integral &= k as f64 == scaled;
-        s1 += k as i128;
-        s2 += (k as i128) * (k as i128);
-    }
-    if !integral {
-        return None;
-    }
+    let (s1, s2) = f64_lane_sums(values, scale, bits).or_else(|| i128_sums(values, scale))?;
     let scale = |v: i128, e: i32| {
         let r = Rational::from(rug::Integer::from(v));
         if e >= 0 {
@@ -277,6 +270,91 @@ fn fixed_point_sums(
         }
     };
     Some((scale(s1, e_min), scale(s2, 2 * e_min)))
+}
+
+/// Σk and Σk² of the integers k = x·`scale` (|k| < 2^62, Σk² < 2^126) in i128; None where a
+/// k is not an integer.
+fn i128_sums(values: &[f64], scale: f64) -> Option<(i128, i128)> {
+    let (mut s1, mut s2) = (0i128, 0i128);
+    let mut integral = true;
+    for &x in values {
+        let scaled = x * scale; // exact: a power-of-two scaling within f64's normal range
+        let k = scaled as i64;
+        integral &= k as f64 == scaled;
+        s1 += k as i128;
+        s2 += (k as i128) * (k as i128);
+    }
+    integral.then_some((s1, s2))
+}
+
+/// Lanes of [`f64_lane_sums`]: value i goes to lane i mod `SUM_LANES`.
+const SUM_LANES: usize = 8;
+
+/// Σk and Σk² of the integers k = x·`scale` (|k| < 2^`bits`), in f64 arithmetic that is
+/// exact: each k splits as h·2^s + l (s = ⌈bits/2⌉, h = k·2^−s rounded to an integer, so
+/// |h| ≤ 2^(bits−s) and |l| ≤ 2^(s−1)), and k² = h²·2^2s + 2hl·2^s + l². Every term of
+/// Σk, Σh², Σhl and Σl² is an integer of magnitude below 2^bits, each sum goes in
+/// [`SUM_LANES`] lanes of n = ⌈d/SUM_LANES⌉ terms at most, and where n·2^bits ≤ 2^53 every
+/// partial sum is an integer that f64 holds: no addition rounds. The lanes are then added
+/// in i128. The compiler vectorizes the lanes (a chain of i128 additions it does not), with
+/// AVX2 where the CPU has it (the same sums: nothing rounds). None where the row is too
+/// wide for that, or a k is not an integer (then the caller's route says so).
+fn f64_lane_sums(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> {
+    let per_lane = values.len().div_ceil(SUM_LANES).max(1);
+    let log_n = usize::BITS - (per_lane - 1).leading_zeros(); // n ≤ 2^log_n
+    if !(1..=53).contains(&bits) || bits as u32 + log_n > 53 {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { f64_lane_sums_avx2(values, scale, bits) };
+    }
+    f64_lane_sums_of(values, scale, bits)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn f64_lane_sums_avx2(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> {
+    f64_lane_sums_of(values, scale, bits)
+}
+
+/// [`f64_lane_sums`]'s loop, for the caller's instruction set (and without its guard).
+#[inline(always)]
+fn f64_lane_sums_of(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> {
+    // Adding and subtracting 1.5·2^52 rounds an f64 below 2^51 in magnitude to an integer.
+    const ROUNDER: f64 = 6_755_399_441_055_744.0;
+    let s = (bits + 1) / 2;
+    let (down, up) = (crate::dtype::pow2(-s), crate::dtype::pow2(s));
+    // Σk, Σh², Σhl, Σl², each in SUM_LANES lanes; and the largest distance of an l from an
+    // integer (0 where every k is an integer, as it is for values of the format).
+    let mut sums = [[0.0f64; SUM_LANES]; 4];
+    let mut off_integer = [0.0f64; SUM_LANES];
+    let mut add = |lane: usize, x: f64| {
+        let k = x * scale; // exact: a power-of-two scaling within f64's normal range
+        let h = (k * down + ROUNDER) - ROUNDER;
+        let l = k - h * up; // exact: an integer below 2^s where k is one
+        off_integer[lane] = off_integer[lane].max((((l + ROUNDER) - ROUNDER) - l).abs());
+        sums[0][lane] += k;
+        sums[1][lane] += h * h;
+        sums[2][lane] += h * l;
+        sums[3][lane] += l * l;
+    };
+    let mut chunks = values.chunks_exact(SUM_LANES);
+    for chunk in &mut chunks {
+        for (lane, &x) in chunk.iter().enumerate() {
+            add(lane, x);
+        }
+    }
+    for (lane, &x) in chunks.remainder().iter().enumerate() {
+        add(lane, x);
+    }
+    if off_integer.iter().any(|&v| v != 0.0) {
+        return None;
+    }
+    // Each lane's sum is an integer of magnitude at most 2^53: exact as i64.
+    let [k, h2, hl, l2] = sums.map(|lanes| lanes.iter().map(|&v| v as i64 as i128).sum::<i128>());
+    Some((k, (h2 << (2 * s)) + (hl << (s + 1)) + l2))
 }
 
 /// The general route: superaccumulators (any f64 values).
@@ -379,6 +457,109 @@ mod tests {
             &q(0.0),
         );
         assert_eq!(s.kind, RowKind::NonFinite);
+    }
+
+    /// The f64 lanes give the i128 route's sums wherever they take a row, and take every row
+    /// narrow enough (n·2^bits ≤ 2^53, n values a lane). Values off the format's grid are
+    /// refused.
+    #[test]
+    fn the_f64_lanes_give_the_i128_sums() {
+        let mut rng = crate::rng::Rng::new(11, 0);
+        let (mut taken, mut refused) = (0, 0);
+        for trial in 0..3000 {
+            let dtype = [Dtype::F32, Dtype::F16, Dtype::BF16][trial % 3];
+            let d = [1, 2, 3, 7, 8, 9, 31, 256, 1000, 1024, 4096][rng.below(11)];
+            let p = dtype.precision();
+            // Small values at 2^e_small, large ones up to 2^e_large.
+            let e_small = -(rng.below(30) as i32);
+            let e_large = e_small + rng.below(31) as i32;
+            let values: Vec<f64> = (0..d)
+                .map(|i| {
+                    let e = if i % 2 == 0 { e_large } else { e_small };
+                    let top = 1u64 << (p - 1);
+                    let mantissa = top | (rng.next_u64() & (top - 1));
+                    let x = mantissa as f64 * crate::dtype::pow2(e - (p - 1));
+                    let x = if rng.below(4) == 0 { -x } else { x };
+                    dtype.to_f64(dtype.round_f64(x))
+                })
+                .collect();
+            let extremes = Extremes::of(&values);
+            // (Rows that overflowed the format, or underflowed to zeros.)
+            if !extremes.all_finite || extremes.largest == 0.0 {
+                continue;
+            }
+            let e_min = exponent_of(extremes.smallest_nonzero).max(dtype.emin()) - (p - 1);
+            let bits = exponent_of(extremes.largest) + 1 - e_min;
+            let scale = crate::dtype::pow2(-e_min);
+            let exact = i128_sums(&values, scale).expect("values of the format");
+            match f64_lane_sums(&values, scale, bits) {
+                Some(lanes) => {
+                    assert_eq!(lanes, exact, "{dtype} d = {d}, bits = {bits}");
+                    assert!(lane_terms(d) * crate::dtype::pow2(bits) <= crate::dtype::pow2(53));
+                    taken += 1;
+                }
+                None => {
+                    assert!(lane_terms(d) * crate::dtype::pow2(bits) > crate::dtype::pow2(53));
+                    refused += 1;
+                }
+            }
+            // Off the grid: one value with a bit below 2^e_min.
+            let mut off = values.clone();
+            off[0] += crate::dtype::pow2(e_min - 1) * off[0].signum();
+            if off[0] != values[0] {
+                assert_eq!(f64_lane_sums(&off, scale, bits), None);
+            }
+        }
+        assert!(
+            taken > 1000 && refused > 100,
+            "taken {taken}, refused {refused}"
+        );
+    }
+
+    /// The most values a lane of [`f64_lane_sums`] adds, rounded up to a power of two.
+    fn lane_terms(d: usize) -> f64 {
+        d.div_ceil(SUM_LANES).max(1).next_power_of_two() as f64
+    }
+
+    /// The guard of the f64 lanes is tight: at one bit past it, rows whose lanes hold n − 1
+    /// values just below 2^bits and one odd k round in the lanes (their partial sums pass
+    /// 2^53), and the guard refuses them; at its edge the lanes are exact.
+    #[test]
+    fn the_f64_lanes_stop_where_their_sums_would_round() {
+        for log_n in [2u32, 4, 7, 9] {
+            let n = 1usize << log_n;
+            for past_edge in [false, true] {
+                let bits = 53 - log_n as i32 + past_edge as i32;
+                // k = 2^23 + 1 for the last value of each lane (e₀ = -23 - 23 = -46: the
+                // small value is (1 + 2^-23)·2^-23), k = (2^24 − 1)·2^(bits − 24) for the
+                // others (|k| < 2^bits).
+                let small = (1.0 + crate::dtype::pow2(-23)) * crate::dtype::pow2(-23);
+                let large = (2.0 - crate::dtype::pow2(-23)) * crate::dtype::pow2(bits - 47);
+                let values: Vec<f64> = (0..n * SUM_LANES)
+                    .map(|i| if i / SUM_LANES == n - 1 { small } else { large })
+                    .collect();
+                let extremes = Extremes::of(&values);
+                let e_min = exponent_of(extremes.smallest_nonzero) - 23;
+                assert_eq!(e_min, -46);
+                assert_eq!(exponent_of(extremes.largest) + 1 - e_min, bits);
+                let scale = crate::dtype::pow2(46);
+                let exact = i128_sums(&values, scale).unwrap();
+                let guarded = f64_lane_sums(&values, scale, bits);
+                if let Some(sums) = guarded {
+                    assert_eq!(sums, exact, "n = {n}, bits = {bits}");
+                }
+                if past_edge {
+                    assert_eq!(guarded, None, "n = {n}");
+                    assert_ne!(
+                        f64_lane_sums_of(&values, scale, bits),
+                        Some(exact),
+                        "n = {n}"
+                    );
+                } else {
+                    assert_eq!(guarded, Some(exact), "n = {n}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub fn table(seed: u64) -> Table {
                         }
                         let values: Vec<f64> = p.row(r).iter().map(|&b| dtype.to_f64(b)).collect();
                         let row_bound = RowBound::new(dtype, &stats, &values);
+                        let mean_abs = stats.mean_abs(&values);
                         for i in 0..p.d {
                             let input = element_input(p, r, i);
                             let eval = Element::new(&stats, input).evaluate(dtype);
@@ -59,7 +60,7 @@ pub fn table(seed: u64) -> Table {
                                 gamma: input.gamma,
                                 beta: input.beta,
                             });
-                            kappas.push(condition(&stats, input.x));
+                            kappas.push(condition(&stats, mean_abs, input.x));
                             ulps.push(b.to_f64() / dtype.ulp_at(y));
                         }
                     }

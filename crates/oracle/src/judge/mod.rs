@@ -326,21 +326,22 @@ pub fn judge_problem_with(
         .then(|| fast_reference::FastReference::new(problem))
         .flatten();
     let blocks = problem.rows.div_ceil(fast_reference::BLOCK_ROWS);
-    let outcomes: Vec<RowOutcome> = (0..blocks)
+    let blocks: Vec<Vec<RowOutcome>> = (0..blocks)
         .into_par_iter()
-        .flat_map_iter(|b| {
+        .map_init(fast_reference::Scratch::default, |scratch, b| {
             let first = b * fast_reference::BLOCK_ROWS;
             let rows = first..(first + fast_reference::BLOCK_ROWS).min(problem.rows);
-            let expected = fast.as_ref().and_then(|f| f.rows(problem, rows.clone()));
+            let expected = fast
+                .as_ref()
+                .and_then(|f| f.rows(problem, rows.clone(), scratch));
             rows.map(|r| {
-                let exp = expected
-                    .as_deref()
-                    .map(|e| &e[(r - first) * d..(r - first + 1) * d]);
+                let exp = expected.map(|e| &e[(r - first) * d..(r - first + 1) * d]);
                 judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label, exp)
             })
-            .collect::<Vec<_>>()
+            .collect()
         })
         .collect();
+    let outcomes: Vec<RowOutcome> = blocks.into_iter().flatten().collect();
     if report.domain.is_everything() {
         absorb(report, label, outcomes, true);
         return Ok(());

@@ -5,6 +5,10 @@
 use super::*;
 use tolerance::{ElementTerms, RowBound};
 
+/// Columns the exact tier takes at once, and lanes of a row's sums of squares: a constant,
+/// not the machine's vector width, so that the sums are the same on every machine.
+const LANES: usize = 8;
+
 /// The judgement of one element.
 pub(super) struct ElementJudgement {
     pub(super) tier: Tier,
@@ -191,30 +195,34 @@ fn scale_units(o: f64, y: &ExactValue, tier: Tier, gamma: f64, beta: f64) -> f64
     }
 }
 
-/// Σ(o − y)² and Σy² of a row, for its normalized mean squared error: in f64, except the
-/// terms past 2^960 (rows near f64::MAX, exact values past it), which go to `Wide` sums so
-/// the ratio neither overflows nor turns NaN.
+/// Σ(o − y)² and Σy² of a row, for its normalized mean squared error: in f64, in
+/// [`LANES`] lanes by column (column i adds to lane i mod [`LANES`], the lanes summed in
+/// order at the end: the same sums on every machine, and the order lets the exact tier's
+/// chunks add a lane each at once), except the terms past 2^960 (rows near f64::MAX, exact
+/// values past it), which go to `Wide` sums so the ratio neither overflows nor turns NaN.
 #[derive(Default)]
 struct SquaredErrors {
-    plain: [f64; 2],
+    plain: [[f64; LANES]; 2],
     wide: [Wide; 2],
 }
 
+/// Terms up to this (≈ 2^960) go to the f64 lanes: no f64 sum of d such terms overflows.
+const LARGE_SQUARE: f64 = 1.0e289;
+
 impl SquaredErrors {
-    /// Adds one element: output o, exact value y. An output that is the correctly rounded ±∞
-    /// adds no error (nothing finite to measure, and the format allows nothing better).
+    /// Adds column `col`: output o, exact value y. An output that is the correctly rounded
+    /// ±∞ adds no error (nothing finite to measure, and the format allows nothing better).
     #[inline(always)]
-    fn add(&mut self, o: f64, y: &ExactValue, correctly_rounded_infinity: bool) {
-        const LARGE: f64 = 1.0e289; // ≈ 2^960: no f64 sum of d such terms overflows
+    fn add(&mut self, col: usize, o: f64, y: &ExactValue, correctly_rounded_infinity: bool) {
         let error = if correctly_rounded_infinity {
             0.0
         } else {
             o - y.value
         };
         let (error2, y2) = (error * error, y.value * y.value);
-        if error2 <= LARGE && y2 <= LARGE {
-            self.plain[0] += error2;
-            self.plain[1] += y2;
+        if error2 <= LARGE_SQUARE && y2 <= LARGE_SQUARE {
+            self.plain[0][col % LANES] += error2;
+            self.plain[1][col % LANES] += y2;
         } else {
             self.add_wide(o, y, correctly_rounded_infinity);
         }
@@ -243,7 +251,8 @@ impl SquaredErrors {
                 0.0
             }
         };
-        let [plain_err2, plain_ref2] = self.plain;
+        let in_order = |lanes: [f64; LANES]| lanes.into_iter().fold(0.0, |a, b| a + b);
+        let [plain_err2, plain_ref2] = self.plain.map(in_order);
         if self.wide == [Wide::ZERO; 2] {
             return ratio(plain_err2, plain_ref2);
         }
@@ -292,50 +301,34 @@ impl ExactRow<'_> {
     /// reference ([`fast_reference`]; taken only on rows on the fast path, where
     /// [`f64_path`] is `Element::approximate_f64`), with t's f64 approximation accurate to
     /// 2^-42 for the error statistics (elsewhere, as near a cancellation, the exact
-    /// evaluation gives them). Counts them into `tally` and `squares` in order, and returns
-    /// the first element that is not one of them (or d). Most elements of a good kernel end
-    /// here: a tight loop with the format's decoding inlined (`decode`, the bits' value) and
-    /// its running values in registers (a struct per element in the general loop cost a
-    /// stalled store-to-load forwarding each, a quarter of a verdict's time).
+    /// evaluation gives them). Counts them into `tally` and `squares`, and returns the first
+    /// element that is not one of them (or d). Most elements of a good kernel end here: whole
+    /// chunks of [`LANES`] columns at a time ([`Self::chunk`], straight-line code the
+    /// compiler vectorizes), single elements ([`Self::single`]) up to the next chunk's start
+    /// and wherever a chunk holds anything else, with the format's decoding inlined
+    /// (`decode`, the bits' value) and the running values in registers.
     #[inline(always)]
     fn run(
         &self,
-        decode: impl Fn(u64) -> f64,
+        decode: impl Fn(u64) -> f64 + Copy,
         start: usize,
         tally: &mut Tally,
         squares: &mut SquaredErrors,
     ) -> usize {
         let d = self.values.len();
-        let (actual, expected) = (&self.actual[..d], &self.expected[..d]);
-        let (gamma, beta) = (&self.params.gamma[..d], &self.params.beta[..d]);
         let mut max_rel_err = tally.max_rel_err;
         let mut i = start;
         while i < d {
-            let a = actual[i];
-            if a != expected[i] {
+            if i.is_multiple_of(LANES)
+                && i + LANES <= d
+                && self.chunk(decode, i, &mut max_rel_err, squares)
+            {
+                i += LANES;
+            } else if self.single(decode, i, &mut max_rel_err, squares) {
+                i += 1;
+            } else {
                 break;
             }
-            let input = ElementInput {
-                x: self.values[i],
-                gamma: gamma[i],
-                beta: beta[i],
-            };
-            let (t, err) = f64_path(self.mean_hi, self.inv_scale_hi, input);
-            // NaN in either side (an overflowed t̃) leaves the run as well.
-            let accurate = err <= t.abs() * FAST_STATISTICS_RELATIVE_ERROR;
-            if !accurate {
-                break;
-            }
-            let o = decode(a);
-            let y = ExactValue {
-                value: t,
-                past_max: None,
-            };
-            if o.is_finite() && !y.relative_error_at_most(o, max_rel_err) {
-                max_rel_err = verdict::max_nan_aware(max_rel_err, y.relative_error(o));
-            }
-            squares.add(o, &y, o.is_infinite());
-            i += 1;
         }
         let counted = (i - start) as u64;
         tally.judged += counted;
@@ -344,9 +337,159 @@ impl ExactRow<'_> {
         i
     }
 
-    /// [`Self::run`] with the format's decoding ([`Dtype::to_f64`] of a constant format,
-    /// so that its match folds away inside the loop).
+    /// One element of the run, if it is one (else nothing is counted).
+    #[inline(always)]
+    fn single(
+        &self,
+        decode: impl Fn(u64) -> f64,
+        i: usize,
+        max_rel_err: &mut f64,
+        squares: &mut SquaredErrors,
+    ) -> bool {
+        let a = self.actual[i];
+        if a != self.expected[i] {
+            return false;
+        }
+        let input = ElementInput {
+            x: self.values[i],
+            gamma: self.params.gamma[i],
+            beta: self.params.beta[i],
+        };
+        let (t, err) = f64_path(self.mean_hi, self.inv_scale_hi, input);
+        // NaN in either side (an overflowed t̃) leaves the run as well.
+        let accurate = err <= t.abs() * FAST_STATISTICS_RELATIVE_ERROR;
+        if !accurate {
+            return false;
+        }
+        let o = decode(a);
+        let y = ExactValue {
+            value: t,
+            past_max: None,
+        };
+        if o.is_finite() && !y.relative_error_at_most(o, *max_rel_err) {
+            *max_rel_err = verdict::max_nan_aware(*max_rel_err, y.relative_error(o));
+        }
+        squares.add(i, o, &y, o.is_infinite());
+        true
+    }
+
+    /// Columns `i..i + LANES` (i a multiple of [`LANES`]) at once, where every one of them is
+    /// an ordinary element of the run: equal to the fast reference, t̃ accurate, a finite
+    /// output, squares below [`LARGE_SQUARE`]. Then it adds what [`Self::single`] would
+    /// add for each (each square to its column's lane; the running maximum is a maximum, so
+    /// the order of its updates does not matter) and returns true; else it changes nothing.
+    #[inline(always)]
+    fn chunk(
+        &self,
+        decode: impl Fn(u64) -> f64,
+        i: usize,
+        max_rel_err: &mut f64,
+        squares: &mut SquaredErrors,
+    ) -> bool {
+        let columns = i..i + LANES;
+        let actual: &[u64; LANES] = self.actual[columns.clone()].try_into().expect("LANES");
+        let expected: &[u64; LANES] = self.expected[columns.clone()].try_into().expect("LANES");
+        let values: &[f64; LANES] = self.values[columns.clone()].try_into().expect("LANES");
+        let gamma: &[f64; LANES] = self.params.gamma[columns.clone()]
+            .try_into()
+            .expect("LANES");
+        let beta: &[f64; LANES] = self.params.beta[columns].try_into().expect("LANES");
+        let mut ordinary = true;
+        for k in 0..LANES {
+            ordinary &= actual[k] == expected[k];
+        }
+        if !ordinary {
+            return false;
+        }
+        let (mut t, mut o) = ([0.0; LANES], [0.0; LANES]);
+        let (mut error2, mut t2) = ([0.0; LANES], [0.0; LANES]);
+        // Whether some lane's relative error may exceed the running maximum.
+        let mut above = false;
+        let threshold_factor = *max_rel_err * 0.999;
+        for k in 0..LANES {
+            let input = ElementInput {
+                x: values[k],
+                gamma: gamma[k],
+                beta: beta[k],
+            };
+            let (tk, err) = f64_path(self.mean_hi, self.inv_scale_hi, input);
+            let ok = err <= tk.abs() * FAST_STATISTICS_RELATIVE_ERROR;
+            let out = decode(actual[k]);
+            ordinary &= ok & out.is_finite();
+            let difference = (out - tk).abs();
+            // `ExactValue::relative_error_at_most` without its branches.
+            let threshold = threshold_factor * tk.abs();
+            above |=
+                !(difference == 0.0 || (difference <= threshold && threshold >= f64::MIN_POSITIVE));
+            error2[k] = (out - tk) * (out - tk);
+            t2[k] = tk * tk;
+            ordinary &= error2[k] <= LARGE_SQUARE && t2[k] <= LARGE_SQUARE;
+            t[k] = tk;
+            o[k] = out;
+        }
+        if !ordinary {
+            return false;
+        }
+        if above {
+            self.update_max(&t, &o, max_rel_err);
+        }
+        for k in 0..LANES {
+            squares.plain[0][k] += error2[k];
+            squares.plain[1][k] += t2[k];
+        }
+        true
+    }
+
+    /// The running maximum of the relative errors, updated by a chunk's lanes (rarely: the
+    /// first chunk of a row, then where a larger error appears).
+    #[inline(never)]
+    fn update_max(&self, t: &[f64; LANES], o: &[f64; LANES], max_rel_err: &mut f64) {
+        for k in 0..LANES {
+            let y = ExactValue {
+                value: t[k],
+                past_max: None,
+            };
+            if !y.relative_error_at_most(o[k], *max_rel_err) {
+                *max_rel_err = verdict::max_nan_aware(*max_rel_err, y.relative_error(o[k]));
+            }
+        }
+    }
+
+    /// [`Self::run`] with the format's decoding, compiled for AVX2 where the CPU has it:
+    /// the same operations on every instruction set (IEEE additions, multiplications,
+    /// comparisons; nothing fused), so the same tallies and sums
+    /// (`the_exact_tier_is_the_same_chunked_single_and_with_avx2`).
     fn run_in(
+        &self,
+        dtype: Dtype,
+        start: usize,
+        tally: &mut Tally,
+        squares: &mut SquaredErrors,
+    ) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.run_in_avx2(dtype, start, tally, squares) };
+        }
+        self.run_in_any(dtype, start, tally, squares)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_in_avx2(
+        &self,
+        dtype: Dtype,
+        start: usize,
+        tally: &mut Tally,
+        squares: &mut SquaredErrors,
+    ) -> usize {
+        self.run_in_any(dtype, start, tally, squares)
+    }
+
+    /// [`Self::run`] with the format's decoding ([`Dtype::to_f64`] of a constant format,
+    /// so that its match folds away inside the loop), for the caller's instruction set.
+    #[inline(always)]
+    fn run_in_any(
         &self,
         dtype: Dtype,
         start: usize,
@@ -387,6 +530,8 @@ pub(super) fn judge_row(
     // Built at the first element that needs it (most rows of a good kernel need none).
     let row_bound_cell = OnceCell::new();
     let row_bound = || *row_bound_cell.get_or_init(|| RowBound::new(dtype, &stats, &values));
+    // κ's mean|x|, at the first failure listed.
+    let mean_abs = OnceCell::new();
     let exact_row = expected.map(|expected| ExactRow {
         actual,
         expected,
@@ -456,7 +601,7 @@ pub(super) fn judge_row(
         if stats.kind == RowKind::Defined {
             let o = dtype.to_f64(a);
             let correctly_rounded_infinity = o.is_infinite() && tier == Tier::Exact;
-            squares.add(o, &y, correctly_rounded_infinity);
+            squares.add(i, o, &y, correctly_rounded_infinity);
         }
         if tier == Tier::Fail && failures.len() < FAILURES_LISTED {
             let x = e.input.x;
@@ -469,7 +614,11 @@ pub(super) fn judge_row(
                 eps: problem.eps.value(),
                 mean: stats.mean_dd.hi,
                 sigma: stats.sigma,
-                kappa: tolerance::condition(&stats, x),
+                kappa: tolerance::condition(
+                    &stats,
+                    *mean_abs.get_or_init(|| stats.mean_abs(&values)),
+                    x,
+                ),
                 x,
                 x_bits: dtype.hex(problem.x[r * d + i]),
                 expected: dtype.to_f64(eval.rounded),
@@ -496,6 +645,97 @@ pub(super) fn judge_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row's exact-tier runs as the judge takes them (a run, then the element that ended
+    /// it skipped, then the next run), by `run`; the tally and the squares' bits.
+    fn runs_of_row(
+        exact_row: &ExactRow,
+        mut run: impl FnMut(&ExactRow, usize, &mut Tally, &mut SquaredErrors) -> usize,
+    ) -> (Tally, [[u64; LANES]; 2]) {
+        let (mut tally, mut squares) = (Tally::default(), SquaredErrors::default());
+        let mut i = 0;
+        while i < exact_row.values.len() {
+            i = run(exact_row, i, &mut tally, &mut squares) + 1;
+        }
+        (tally, squares.plain.map(|lanes| lanes.map(f64::to_bits)))
+    }
+
+    /// Rows of f32, f16 and bf16 problems (with and without γ and β) whose outputs are the
+    /// fast reference's with a few elements off by one step, ±∞ or NaN: each row's runs by
+    /// the chunked loop, by single elements only, and (where the CPU has it) compiled for
+    /// AVX2 all count the same elements and give the same maximum and the same bits of
+    /// every lane of the squares.
+    #[test]
+    fn the_exact_tier_is_the_same_chunked_single_and_with_avx2() {
+        let mut rng = crate::cases::rng::Rng::new(3, 0);
+        let mut compared = 0;
+        for (dtype, affine) in [
+            (Dtype::F32, false),
+            (Dtype::F32, true),
+            (Dtype::F16, true),
+            (Dtype::BF16, false),
+        ] {
+            for d in [1, 7, 8, 9, 64, 203] {
+                let mut problem = super::super::bench::gaussian_problem(6, d, 5, dtype);
+                if affine {
+                    problem.gamma = Some((0..d).map(|_| dtype.round_f64(rng.normal())).collect());
+                    problem.beta = Some((0..d).map(|_| dtype.round_f64(rng.normal())).collect());
+                }
+                let expected = fast_reference::whole(&problem).expect("the kernels apply");
+                let mut actual = expected.clone();
+                for v in actual.iter_mut() {
+                    match rng.below(40) {
+                        0 => *v += 1,
+                        1 => *v = dtype.round_f64(f64::INFINITY),
+                        2 => *v = dtype.nan_bits(),
+                        _ => {}
+                    }
+                }
+                let params = Parameters::of(&problem);
+                for r in 0..problem.rows {
+                    let values = dtype.decode(problem.row(r));
+                    let stats = row_stats_of_values(&problem, &values);
+                    assert!(fast_reference::row_applies(&stats));
+                    let exact_row = ExactRow {
+                        actual: &actual[r * d..(r + 1) * d],
+                        expected: &expected[r * d..(r + 1) * d],
+                        values: &values,
+                        params: &params,
+                        mean_hi: stats.mean_dd.hi,
+                        inv_scale_hi: stats.inv_scale_dd.hi,
+                    };
+                    let chunked = runs_of_row(&exact_row, |row, i, tally, squares| {
+                        row.run_in_any(dtype, i, tally, squares)
+                    });
+                    let single = runs_of_row(&exact_row, |row, mut i, tally, squares| {
+                        let mut max = tally.max_rel_err;
+                        let start = i;
+                        while i < d && row.single(|b| dtype.to_f64(b), i, &mut max, squares) {
+                            i += 1;
+                        }
+                        tally.judged += (i - start) as u64;
+                        tally.exact += (i - start) as u64;
+                        tally.max_rel_err = max;
+                        i
+                    });
+                    let key = |(t, lanes): &(Tally, [[u64; LANES]; 2])| {
+                        (t.judged, t.exact, t.max_rel_err.to_bits(), *lanes)
+                    };
+                    assert_eq!(key(&chunked), key(&single), "{dtype} d = {d} row {r}");
+                    #[cfg(target_arch = "x86_64")]
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        let avx2 = runs_of_row(&exact_row, |row, i, tally, squares| {
+                            // SAFETY: the CPU has AVX2.
+                            unsafe { row.run_in_avx2(dtype, i, tally, squares) }
+                        });
+                        assert_eq!(key(&chunked), key(&avx2), "{dtype} d = {d} row {r}");
+                    }
+                    compared += chunked.0.exact;
+                }
+            }
+        }
+        assert!(compared > 2000, "only {compared} elements in runs");
+    }
 
     /// The division-free test never says "at most" where the division says more: random
     /// outputs, exact values and running maxima over many binades, ties and zeros included.

@@ -535,9 +535,10 @@ pub fn bound(dtype: Dtype, stats: &RowStats, values: &[f64], e: ElementTerms) ->
 }
 
 /// The condition number κ_i = (|x_i| + mean|x|)/s of element i (RMSNorm: |x_i|/s), for
-/// reports: rounded once to f64 (0 or ∞ where it leaves f64's range).
-pub fn condition(stats: &RowStats, x: f64) -> f64 {
-    let (r, m) = (stats.inv_scale_wide, stats.mean_abs);
+/// reports: rounded once to f64 (0 or ∞ where it leaves f64's range). `mean_abs`: the row's
+/// [`RowStats::mean_abs`].
+pub fn condition(stats: &RowStats, mean_abs: Wide, x: f64) -> f64 {
+    let (r, m) = (stats.inv_scale_wide, mean_abs);
     let kappa = match stats.op {
         Op::LayerNorm => Wide::of(x).abs() * r + m * r,
         Op::RmsNorm => Wide::of(x).abs() * r,
