@@ -40,6 +40,16 @@ impl ElementJudgement {
     }
 }
 
+/// |o − y| ≤ max·|y|, decided without a division and without branches (so that a loop over it
+/// vectorizes): |o − y| ≤ 0.999·max·|y| computed in f64 is below max·|y| exactly when that
+/// product is normal. False for a NaN anywhere.
+#[inline(always)]
+fn certainly_within(o: f64, y: f64, max: f64) -> bool {
+    let difference = (o - y).abs();
+    let threshold = max * 0.999 * y.abs();
+    difference == 0.0 || (difference <= threshold && threshold >= f64::MIN_POSITIVE)
+}
+
 /// The exact output of an element: the evaluation's f64 approximation, and, where that left
 /// f64's range (an f64 element whose correctly rounded output is ±∞), MPFR's value as a
 /// `Wide`, whose exponent is unbounded. A finite output there is judged against it like any
@@ -65,17 +75,11 @@ impl ExactValue {
     }
 
     /// Whether [`Self::relative_error`] of `o` (finite) is certainly at most `max` (≥ 0, or
-    /// NaN: then false), without its division: |o − y| ≤ 0.999·max·|y| computed in f64 is
-    /// below max·|y| exactly when that product is normal. Most elements of a row are decided
-    /// here, and the division is a verdict's slowest operation per element.
+    /// NaN: then false), without its division ([`certainly_within`]). Most elements of a row
+    /// are decided here, and the division is a verdict's slowest operation per element.
     #[inline]
     fn relative_error_at_most(&self, o: f64, max: f64) -> bool {
-        if self.past_max.is_some() {
-            return false;
-        }
-        let difference = (o - self.value).abs();
-        let threshold = max * 0.999 * self.value.abs();
-        difference == 0.0 || (difference <= threshold && threshold >= f64::MIN_POSITIVE)
+        self.past_max.is_none() && certainly_within(o, self.value, max)
     }
 
     /// |o − y|/|y|: 0 where equal, ∞ for a nonzero output where y = 0; in `Wide` past
@@ -405,7 +409,6 @@ impl ExactRow<'_> {
         let (mut error2, mut t2) = ([0.0; LANES], [0.0; LANES]);
         // Whether some lane's relative error may exceed the running maximum.
         let mut above = false;
-        let threshold_factor = *max_rel_err * 0.999;
         for k in 0..LANES {
             let input = ElementInput {
                 x: values[k],
@@ -416,11 +419,7 @@ impl ExactRow<'_> {
             let ok = err <= tk.abs() * FAST_STATISTICS_RELATIVE_ERROR;
             let out = decode(actual[k]);
             ordinary &= ok & out.is_finite();
-            let difference = (out - tk).abs();
-            // `ExactValue::relative_error_at_most` without its branches.
-            let threshold = threshold_factor * tk.abs();
-            above |=
-                !(difference == 0.0 || (difference <= threshold && threshold >= f64::MIN_POSITIVE));
+            above |= !certainly_within(out, tk, *max_rel_err);
             error2[k] = (out - tk) * (out - tk);
             t2[k] = tk * tk;
             ordinary &= error2[k] <= LARGE_SQUARE && t2[k] <= LARGE_SQUARE;
