@@ -84,40 +84,8 @@ pub fn run_rows<T: Element>(
     rows: std::ops::Range<usize>,
     options: Options,
 ) -> std::result::Result<Vec<u64>, String> {
-    let mut out = Vec::new();
-    run_rows_into(
-        p,
-        gamma,
-        beta,
-        rows,
-        options,
-        &mut Default::default(),
-        &mut out,
-    )?;
-    Ok(out)
-}
-
-/// [`run_rows`] into `out`, with `buffers` for the kernels' inputs and outputs in `T`: a
-/// caller that runs many blocks reuses all three (the judge, block after block, where fresh
-/// vectors cost page faults and zeroing).
-pub fn run_rows_into<T: Element>(
-    p: &Problem,
-    gamma: Option<&[T]>,
-    beta: Option<&[T]>,
-    rows: std::ops::Range<usize>,
-    options: Options,
-    buffers: &mut (Vec<T>, Vec<T>),
-    out: &mut Vec<u64>,
-) -> std::result::Result<(), String> {
-    let (x, y) = buffers;
-    x.clear();
-    x.extend(
-        p.x[rows.start * p.d..rows.end * p.d]
-            .iter()
-            .map(|&b| T::from_bits(b)),
-    );
-    y.clear();
-    y.resize(x.len(), T::default());
+    let x = typed::<T>(&p.x[rows.start * p.d..rows.end * p.d]);
+    let mut y = vec![T::default(); x.len()];
     let params = Params {
         gamma,
         beta,
@@ -125,14 +93,12 @@ pub fn run_rows_into<T: Element>(
     };
     kernels::normalize(
         p.op,
-        x,
-        y,
+        &x,
+        &mut y,
         Layout::contiguous(rows.len(), p.d),
         params,
         options,
     )
     .map_err(|e| e.to_string())?;
-    out.clear();
-    out.extend(y.iter().map(|&v| v.to_bits()));
-    Ok(())
+    Ok(y.into_iter().map(Element::to_bits).collect())
 }

@@ -52,60 +52,26 @@ impl FastReference {
     }
 
     /// The kernels' outputs (bits) of rows `rows`, single-threaded (the judge runs blocks in
-    /// parallel), in `scratch.out`; `None` if the kernels refuse the problem.
-    pub fn rows<'s>(
-        &self,
-        problem: &Problem,
-        rows: std::ops::Range<usize>,
-        scratch: &'s mut Scratch,
-    ) -> Option<&'s [u64]> {
+    /// parallel); `None` if the kernels refuse the problem.
+    pub fn rows(&self, problem: &Problem, rows: std::ops::Range<usize>) -> Option<Vec<u64>> {
         let options = Options {
             rows_per_task: Some(rows.len().max(1)),
             stream: Some(false),
             ..Options::default()
         };
-        let out = &mut scratch.out;
         match &self.typed {
-            Typed::F32(g, b) => native::run_rows_into(
-                problem,
-                g.as_deref(),
-                b.as_deref(),
-                rows,
-                options,
-                &mut scratch.f32,
-                out,
-            ),
-            Typed::F16(g, b) => native::run_rows_into(
-                problem,
-                g.as_deref(),
-                b.as_deref(),
-                rows,
-                options,
-                &mut scratch.f16,
-                out,
-            ),
-            Typed::Bf16(g, b) => native::run_rows_into(
-                problem,
-                g.as_deref(),
-                b.as_deref(),
-                rows,
-                options,
-                &mut scratch.bf16,
-                out,
-            ),
+            Typed::F32(g, b) => {
+                native::run_rows(problem, g.as_deref(), b.as_deref(), rows, options)
+            }
+            Typed::F16(g, b) => {
+                native::run_rows(problem, g.as_deref(), b.as_deref(), rows, options)
+            }
+            Typed::Bf16(g, b) => {
+                native::run_rows(problem, g.as_deref(), b.as_deref(), rows, options)
+            }
         }
-        .ok()?;
-        Some(&scratch.out)
+        .ok()
     }
-}
-
-/// The buffers of [`FastReference::rows`], which one thread reuses block after block.
-#[derive(Default)]
-pub struct Scratch {
-    f32: (Vec<f32>, Vec<f32>),
-    f16: (Vec<f16>, Vec<f16>),
-    bf16: (Vec<bf16>, Vec<bf16>),
-    out: Vec<u64>,
 }
 
 /// Whether the judge takes a row's reference values from the kernels.
@@ -161,11 +127,10 @@ pub fn disagreements(problem: &Problem, fast: &[u64]) -> Result<(Vec<Disagreemen
 pub fn whole(problem: &Problem) -> Option<Vec<u64>> {
     let reference = FastReference::new(problem)?;
     let mut y = Vec::with_capacity(problem.rows * problem.d);
-    let mut scratch = Scratch::default();
     let mut first = 0;
     while first < problem.rows {
         let end = (first + BLOCK_ROWS).min(problem.rows);
-        y.extend_from_slice(reference.rows(problem, first..end, &mut scratch)?);
+        y.extend(reference.rows(problem, first..end)?);
         first = end;
     }
     Some(y)

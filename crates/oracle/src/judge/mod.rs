@@ -326,22 +326,21 @@ pub fn judge_problem_with(
         .then(|| fast_reference::FastReference::new(problem))
         .flatten();
     let blocks = problem.rows.div_ceil(fast_reference::BLOCK_ROWS);
-    let blocks: Vec<Vec<RowOutcome>> = (0..blocks)
+    let outcomes: Vec<RowOutcome> = (0..blocks)
         .into_par_iter()
-        .map_init(fast_reference::Scratch::default, |scratch, b| {
+        .flat_map_iter(|b| {
             let first = b * fast_reference::BLOCK_ROWS;
             let rows = first..(first + fast_reference::BLOCK_ROWS).min(problem.rows);
-            let expected = fast
-                .as_ref()
-                .and_then(|f| f.rows(problem, rows.clone(), scratch));
+            let expected = fast.as_ref().and_then(|f| f.rows(problem, rows.clone()));
             rows.map(|r| {
-                let exp = expected.map(|e| &e[(r - first) * d..(r - first + 1) * d]);
+                let exp = expected
+                    .as_deref()
+                    .map(|e| &e[(r - first) * d..(r - first + 1) * d]);
                 judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label, exp)
             })
-            .collect()
+            .collect::<Vec<_>>()
         })
         .collect();
-    let outcomes: Vec<RowOutcome> = blocks.into_iter().flatten().collect();
     if report.domain.is_everything() {
         absorb(report, label, outcomes, true);
         return Ok(());
