@@ -159,7 +159,8 @@ pub fn table(seed: u64) -> Result<Table> {
 fn fuzz_lib_vs_kernel(seed: u64) -> Result<(Vec<f64>, Vec<f64>, usize)> {
     let config = BatteryConfig::new(Op::LayerNorm, Dtype::F32, seed);
     let cases = battery(&config);
-    let dir = std::env::temp_dir().join(format!("normoracle-bench-{}", std::process::id()));
+    // Not `bench-oracle`'s directory (normoracle-bench-PID), which its numpy timing removes.
+    let dir = std::env::temp_dir().join(format!("normoracle-bench-lib-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/c/normoracle_example.c");
     let Some(lib) = compile_c_example(&source, &dir) else {

@@ -50,7 +50,10 @@ pub fn run(args: Args) -> Result<Outcome> {
             );
             match (t.numpy_seconds, t.ratio) {
                 (Some(n), Some(r)) => println!("numpy float64 LayerNorm of the same data: median {n:.3} s; ratio verdict/numpy = {r:.3}"),
-                _ => println!("numpy: not importable (python3 -c 'import numpy' failed); no ratio"),
+                _ => println!(
+                    "numpy: not importable ({} -c 'import numpy' failed; NORMORACLE_PYTHON chooses the interpreter); no ratio",
+                    normoracle::npy::python()
+                ),
             }
         }
         all.push(t);

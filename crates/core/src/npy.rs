@@ -7,6 +7,12 @@ use crate::error::{Error, Result};
 use std::io::Read;
 use std::path::Path;
 
+/// The Python that the benchmarks' rivals (numpy, scipy) run in, reading and writing these
+/// files: `$NORMORACLE_PYTHON`, else `python3`. One interpreter for every rival of a run.
+pub fn python() -> String {
+    std::env::var("NORMORACLE_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
 /// The element data of an array, in the file's own type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NpyData {

@@ -291,8 +291,8 @@ np.save(sys.argv[3], w)
 print(json.dumps({"times": times, "numpy": np.__version__}))
 "#;
 
-/// Times numpy (`mode`: eigh or eigvalsh) in a subprocess (`$NORMORACLE_PYTHON` or
-/// `python3`); `Err` is the note to print.
+/// Times numpy (`mode`: eigh or eigvalsh) in a subprocess ([`npy::python`]); `Err` is the
+/// note to print.
 fn time_numpy(
     q: &[f64],
     n: usize,
@@ -314,7 +314,7 @@ fn time_numpy(
             &NpyArray::new(vec![n, n], NpyData::F64(q.to_vec())).map_err(|e| e.to_string())?,
         )
         .map_err(|e| e.to_string())?;
-        let python = std::env::var("NORMORACLE_PYTHON").unwrap_or_else(|_| "python3".to_string());
+        let python = npy::python();
         let out = Command::new(&python)
             .arg("-c")
             .arg(NUMPY_SCRIPT)

@@ -48,7 +48,7 @@ pub struct LpComparison {
     pub keys: usize,
     pub ours_seconds: f64,
     pub ours_unselectable: usize,
-    /// None where python3 with numpy and scipy is missing.
+    /// None where Python with numpy and scipy is missing.
     pub highs_seconds: Option<f64>,
     pub highs_unselectable: Option<usize>,
     /// Keys where HiGHS's verdict differs from the certified one.
@@ -130,12 +130,12 @@ pub fn compare(sample: &LpSample) -> Result<LpComparison> {
 }
 
 /// HiGHS's seconds and verdicts (true: unselectable), key by key in our order; None where
-/// python3, numpy or scipy is missing.
+/// Python ([`crate::npy::python`]), numpy or scipy is missing.
 fn run_highs(
     sample: &LpSample,
     sets: &[(usize, usize, usize)],
 ) -> Result<Option<(f64, Vec<bool>)>> {
-    use crate::npy::{write, NpyArray, NpyData};
+    use crate::npy::{python, write, NpyArray, NpyData};
     let n_max = sample.sizes.iter().copied().max().unwrap_or(0);
     let d_max = sample.dims.iter().copied().max().unwrap_or(0);
     // The sets padded to one (sets, n_max, d_max) f32 array; a set's d columns come first
@@ -161,7 +161,7 @@ fn run_highs(
         &sizes_path,
         &NpyArray::new(vec![sets.len()], NpyData::F64(sizes))?,
     )?;
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(python())
         .arg("-c")
         .arg(HIGHS_SCRIPT)
         .arg(&keys_path)

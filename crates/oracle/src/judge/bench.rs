@@ -67,7 +67,8 @@ print(",".join(map(repr, ts)))
 "#;
 
 /// Times numpy's float64 LayerNorm of the problem's x (as f32 values, which hold the narrow
-/// formats exactly): every run's seconds, in order; empty when python3/numpy is missing.
+/// formats exactly): every run's seconds, in order; empty when Python ([`npy::python`]) or
+/// numpy is missing.
 fn time_numpy(problem: &Problem, repeats: usize) -> Result<Vec<f64>> {
     let dir = std::env::temp_dir().join(format!("normoracle-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -85,7 +86,7 @@ fn time_numpy(problem: &Problem, repeats: usize) -> Result<Vec<f64>> {
             ),
         )?,
     )?;
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(npy::python())
         .arg("-c")
         .arg(NUMPY_SCRIPT)
         .arg(&path)

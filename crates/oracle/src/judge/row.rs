@@ -82,6 +82,15 @@ impl ExactValue {
         self.past_max.is_none() && certainly_within(o, self.value, max)
     }
 
+    /// Raises the running maximum `max` to [`Self::relative_error`] of `o` (finite) where
+    /// that may exceed it: the division only then.
+    #[inline(always)]
+    fn raise_max_rel_err(&self, o: f64, max: &mut f64) {
+        if !self.relative_error_at_most(o, *max) {
+            *max = verdict::max_nan_aware(*max, self.relative_error(o));
+        }
+    }
+
     /// |o − y|/|y|: 0 where equal, ∞ for a nonzero output where y = 0; in `Wide` past
     /// f64::MAX.
     #[inline]
@@ -370,8 +379,8 @@ impl ExactRow<'_> {
             value: t,
             past_max: None,
         };
-        if o.is_finite() && !y.relative_error_at_most(o, *max_rel_err) {
-            *max_rel_err = verdict::max_nan_aware(*max_rel_err, y.relative_error(o));
+        if o.is_finite() {
+            y.raise_max_rel_err(o, max_rel_err);
         }
         squares.add(i, o, &y, o.is_infinite());
         true
@@ -448,9 +457,7 @@ impl ExactRow<'_> {
                 value: t[k],
                 past_max: None,
             };
-            if !y.relative_error_at_most(o[k], *max_rel_err) {
-                *max_rel_err = verdict::max_nan_aware(*max_rel_err, y.relative_error(o[k]));
-            }
+            y.raise_max_rel_err(o[k], max_rel_err);
         }
     }
 
