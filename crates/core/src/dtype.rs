@@ -139,14 +139,19 @@ impl Dtype {
     }
 
     /// The values of a slice of bits, as f64 (exact; the format's match taken once, not per
-    /// element as in a loop over [`Dtype::to_f64`]).
+    /// element as in a loop over [`Dtype::to_f64`]; compiled for the widest vector
+    /// instructions the CPU has, [`crate::vector`]).
     pub fn decode(self, bits: &[u64]) -> Vec<f64> {
-        match self {
-            Dtype::F16 => bits.iter().map(|&b| Dtype::F16.to_f64(b)).collect(),
-            Dtype::BF16 => bits.iter().map(|&b| Dtype::BF16.to_f64(b)).collect(),
-            Dtype::F32 => bits.iter().map(|&b| Dtype::F32.to_f64(b)).collect(),
-            Dtype::F64 => bits.iter().map(|&b| Dtype::F64.to_f64(b)).collect(),
-        }
+        use crate::vector::map_to_vec;
+        crate::vector::widest(
+            #[inline(always)]
+            || match self {
+                Dtype::F16 => map_to_vec(bits, |b| Dtype::F16.to_f64(b)),
+                Dtype::BF16 => map_to_vec(bits, |b| Dtype::BF16.to_f64(b)),
+                Dtype::F32 => map_to_vec(bits, |b| Dtype::F32.to_f64(b)),
+                Dtype::F64 => map_to_vec(bits, |b| Dtype::F64.to_f64(b)),
+            },
+        )
     }
 
     /// Bits of an f64 that is exactly representable in this format (NaN maps to NaN).

@@ -15,6 +15,7 @@ pub mod output;
 pub mod problem;
 pub mod problem_io;
 pub mod rng;
+pub mod vector;
 pub mod wide;
 
 pub use dtype::Dtype;

@@ -10,7 +10,7 @@
 //! is +0 and a tiny nonzero result that rounds to zero keeps its sign.
 
 use super::dd::DoubleDouble;
-use super::stats::{RowKind, RowStats};
+use super::stats::{Extremes, RowKind, RowStats};
 use crate::dtype::{pow2, Dtype};
 use crate::error::Result;
 use crate::problem::{EpsConvention, Problem};
@@ -452,6 +452,20 @@ pub fn element_input(problem: &Problem, r: usize, i: usize) -> ElementInput {
 /// The exact statistics of row r.
 pub fn row_stats(problem: &Problem, r: usize) -> RowStats {
     row_stats_of_values(problem, &problem.dtype.decode(problem.row(r)))
+}
+
+/// Row r's values (x_i as f64) and [`row_stats`], decoding the row once.
+pub fn row_values_and_stats(problem: &Problem, r: usize) -> (Vec<f64>, RowStats) {
+    let (values, extremes) = Extremes::decode(problem.dtype, problem.row(r));
+    let stats = RowStats::compute_with(
+        &values,
+        &extremes,
+        problem.dtype,
+        problem.op,
+        problem.convention,
+        &problem.eps.exact(),
+    );
+    (values, stats)
 }
 
 /// [`row_stats`] of row values already decoded (`values[i]` = the row's x_i as f64).

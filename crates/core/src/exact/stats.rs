@@ -71,8 +71,21 @@ impl RowStats {
         convention: EpsConvention,
         eps: &Rational,
     ) -> RowStats {
+        Self::compute_with(values, &Extremes::of(values), dtype, op, convention, eps)
+    }
+
+    /// [`Self::compute`] with the row's [`Extremes`] already taken (as
+    /// [`Extremes::decode`] takes them).
+    pub fn compute_with(
+        values: &[f64],
+        extremes: &Extremes,
+        dtype: Dtype,
+        op: Op,
+        convention: EpsConvention,
+        eps: &Rational,
+    ) -> RowStats {
         let d = values.len();
-        let extremes = Extremes::of(values);
+        let extremes = *extremes;
         let nonfinite = !extremes.all_finite;
         let mut stats = RowStats {
             kind: RowKind::NonFinite,
@@ -178,41 +191,74 @@ pub struct Extremes {
 }
 
 impl Extremes {
-    /// Branch-free, in four lanes: one chain of dependent comparisons would take several
-    /// cycles an element, and this pass stands in for four (finiteness, NaN, max |x|, the
-    /// fixed-point route's smallest |x|).
+    /// One branch-free pass over the bit patterns of |x| in eight lanes (this pass stands in
+    /// for four: finiteness, NaN, max |x|, the fixed-point route's smallest |x|): with the
+    /// sign cleared, the order of the patterns as integers is the order of the magnitudes,
+    /// +∞ is the pattern above every finite one and NaNs lie above it. Integer maxima and
+    /// minima vectorize on every instruction set, with no chain of dependent comparisons;
+    /// compiled for the widest vector instructions the CPU has ([`crate::vector`]).
     pub fn of(values: &[f64]) -> Extremes {
-        let mut largest = [0.0f64; 4];
-        let mut smallest = [f64::INFINITY; 4];
-        let (mut all_finite, mut has_nan) = (true, false);
+        crate::vector::widest(
+            #[inline(always)]
+            || Self::of_in(values),
+        )
+    }
+
+    /// [`Self::of`] for the caller's instruction set.
+    #[inline(always)]
+    fn of_in(values: &[f64]) -> Extremes {
+        const LANES: usize = 8;
+        const MAGNITUDE: u64 = !(1u64 << 63);
+        const INFINITY: u64 = 0x7ff0_0000_0000_0000;
+        // The largest pattern, the largest finite one, the smallest finite nonzero one (∞'s
+        // pattern where there is none).
+        let mut any = [0u64; LANES];
+        let mut largest = [0u64; LANES];
+        let mut smallest = [INFINITY; LANES];
         let mut take = |lane: usize, x: f64| {
-            all_finite &= x.is_finite();
-            has_nan |= x.is_nan();
-            // NaN and ±∞ compare false against what they would replace, or are excluded.
-            let a = if x.is_finite() { x.abs() } else { 0.0 };
-            largest[lane] = if a > largest[lane] { a } else { largest[lane] };
-            let nonzero = if a == 0.0 { f64::INFINITY } else { a };
-            smallest[lane] = if nonzero < smallest[lane] {
-                nonzero
-            } else {
-                smallest[lane]
-            };
+            let a = x.to_bits() & MAGNITUDE;
+            let finite = a < INFINITY;
+            any[lane] = any[lane].max(a);
+            largest[lane] = largest[lane].max(if finite { a } else { 0 });
+            let nonzero = if finite && a != 0 { a } else { INFINITY };
+            smallest[lane] = smallest[lane].min(nonzero);
         };
-        let mut fours = values.chunks_exact(4);
-        for four in &mut fours {
-            for (lane, &x) in four.iter().enumerate() {
+        let mut chunks = values.chunks_exact(LANES);
+        for chunk in &mut chunks {
+            for (lane, &x) in chunk.iter().enumerate() {
                 take(lane, x);
             }
         }
-        for (lane, &x) in fours.remainder().iter().enumerate() {
+        for (lane, &x) in chunks.remainder().iter().enumerate() {
             take(lane, x);
         }
+        let any = any.into_iter().max().unwrap_or(0);
         Extremes {
-            all_finite,
-            has_nan,
-            largest: largest.into_iter().fold(0.0, f64::max),
-            smallest_nonzero: smallest.into_iter().fold(f64::INFINITY, f64::min),
+            all_finite: any < INFINITY,
+            has_nan: any > INFINITY,
+            largest: f64::from_bits(largest.into_iter().max().unwrap_or(0)),
+            smallest_nonzero: f64::from_bits(smallest.into_iter().min().unwrap_or(INFINITY)),
         }
+    }
+
+    /// The values of a row of `dtype` bits ([`Dtype::decode`]) and their extremes: in one
+    /// pass where the CPU has AVX-512 (`exact::decode_avx512`), else in two.
+    pub fn decode(dtype: Dtype, bits: &[u64]) -> (Vec<f64>, Extremes) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::vector::Isa::widest() == crate::vector::Isa::Avx512
+            && std::arch::is_x86_feature_detected!("f16c")
+        {
+            // SAFETY: the CPU has AVX-512F and F16C.
+            return unsafe { super::decode_avx512::decode(dtype, bits) };
+        }
+        Self::decode_in_two_passes(dtype, bits)
+    }
+
+    /// [`Self::decode`] on any CPU: [`Dtype::decode`], then [`Self::of`].
+    pub fn decode_in_two_passes(dtype: Dtype, bits: &[u64]) -> (Vec<f64>, Extremes) {
+        let values = dtype.decode(bits);
+        let extremes = Self::of(&values);
+        (values, extremes)
     }
 }
 
@@ -297,7 +343,8 @@ const SUM_LANES: usize = 8;
 /// [`SUM_LANES`] lanes of n = ⌈d/SUM_LANES⌉ terms at most, and where n·2^bits ≤ 2^53 every
 /// partial sum is an integer that f64 holds: no addition rounds. The lanes are then added
 /// in i128. The compiler vectorizes the lanes (a chain of i128 additions it does not), with
-/// AVX2 where the CPU has it (the same sums: nothing rounds). None where the row is too
+/// the widest instructions the CPU has ([`crate::vector`]; the same sums: nothing rounds).
+/// None where the row is too
 /// wide for that, or a k is not an integer (then the caller's route says so).
 fn f64_lane_sums(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> {
     let per_lane = values.len().div_ceil(SUM_LANES).max(1);
@@ -305,51 +352,53 @@ fn f64_lane_sums(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> 
     if !(1..=53).contains(&bits) || bits as u32 + log_n > 53 {
         return None;
     }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { f64_lane_sums_avx2(values, scale, bits) };
-    }
-    f64_lane_sums_of(values, scale, bits)
+    crate::vector::widest(
+        #[inline(always)]
+        || f64_lane_sums_of(values, scale, bits),
+    )
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn f64_lane_sums_avx2(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> {
-    f64_lane_sums_of(values, scale, bits)
-}
+/// Adding and subtracting 1.5·2^52 rounds an f64 below 2^51 in magnitude to an integer.
+const ROUNDER: f64 = 6_755_399_441_055_744.0;
 
 /// [`f64_lane_sums`]'s loop, for the caller's instruction set (and without its guard).
 #[inline(always)]
 fn f64_lane_sums_of(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> {
-    // Adding and subtracting 1.5·2^52 rounds an f64 below 2^51 in magnitude to an integer.
-    const ROUNDER: f64 = 6_755_399_441_055_744.0;
     let s = (bits + 1) / 2;
     let (down, up) = (crate::dtype::pow2(-s), crate::dtype::pow2(s));
-    // Σk, Σh², Σhl, Σl², each in SUM_LANES lanes; and the largest distance of an l from an
-    // integer (0 where every k is an integer, as it is for values of the format).
+    // Σk, Σh², Σhl, Σl², each in SUM_LANES lanes; and the bits of every l's distance from
+    // an integer, or-ed (0 where every k is an integer, as it is for values of the format;
+    // an integer or vectorizes where a NaN-aware maximum does not).
     let mut sums = [[0.0f64; SUM_LANES]; 4];
-    let mut off_integer = [0.0f64; SUM_LANES];
-    let mut add = |lane: usize, x: f64| {
-        let k = x * scale; // exact: a power-of-two scaling within f64's normal range
-        let h = (k * down + ROUNDER) - ROUNDER;
-        let l = k - h * up; // exact: an integer below 2^s where k is one
-        off_integer[lane] = off_integer[lane].max((((l + ROUNDER) - ROUNDER) - l).abs());
-        sums[0][lane] += k;
-        sums[1][lane] += h * h;
-        sums[2][lane] += h * l;
-        sums[3][lane] += l * l;
-    };
-    let mut chunks = values.chunks_exact(SUM_LANES);
-    for chunk in &mut chunks {
-        for (lane, &x) in chunk.iter().enumerate() {
-            add(lane, x);
+    let mut off_integer = [0u64; SUM_LANES];
+    // Lane by lane over a whole chunk: straight-line code the compiler vectorizes.
+    #[inline(always)]
+    fn add(
+        chunk: &[f64; SUM_LANES],
+        [scale, down, up]: [f64; 3],
+        sums: &mut [[f64; SUM_LANES]; 4],
+        off_integer: &mut [u64; SUM_LANES],
+    ) {
+        for lane in 0..SUM_LANES {
+            let k = chunk[lane] * scale; // exact: a power-of-two scaling in the normal range
+            let h = (k * down + ROUNDER) - ROUNDER;
+            let l = k - h * up; // exact: an integer below 2^s where k is one
+            off_integer[lane] |= (((l + ROUNDER) - ROUNDER) - l).to_bits();
+            sums[0][lane] += k;
+            sums[1][lane] += h * h;
+            sums[2][lane] += h * l;
+            sums[3][lane] += l * l;
         }
     }
-    for (lane, &x) in chunks.remainder().iter().enumerate() {
-        add(lane, x);
+    let (chunks, rest) = values.as_chunks::<SUM_LANES>();
+    for chunk in chunks {
+        add(chunk, [scale, down, up], &mut sums, &mut off_integer);
     }
-    if off_integer.iter().any(|&v| v != 0.0) {
+    // The rest padded with zeros, which add nothing (0 + s = s for every partial sum s).
+    let mut last = [0.0; SUM_LANES];
+    last[..rest.len()].copy_from_slice(rest);
+    add(&last, [scale, down, up], &mut sums, &mut off_integer);
+    if off_integer.iter().any(|&v| v != 0) {
         return None;
     }
     // Each lane's sum is an integer of magnitude at most 2^53: exact as i64.
@@ -395,6 +444,7 @@ fn to_rational(acc: &SuperAccumulator) -> Rational {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vector::Isa;
 
     fn q(x: f64) -> Rational {
         Rational::from_f64(x).unwrap()
@@ -495,6 +545,11 @@ mod tests {
             match f64_lane_sums(&values, scale, bits) {
                 Some(lanes) => {
                     assert_eq!(lanes, exact, "{dtype} d = {d}, bits = {bits}");
+                    // Compiled for every instruction set the CPU has.
+                    for isa in Isa::each() {
+                        let sums = isa.run(|| f64_lane_sums_of(&values, scale, bits));
+                        assert_eq!(sums, Some(exact), "{isa:?}: {dtype} d = {d}");
+                    }
                     assert!(lane_terms(d) * crate::dtype::pow2(bits) <= crate::dtype::pow2(53));
                     taken += 1;
                 }
@@ -508,6 +563,9 @@ mod tests {
             off[0] += crate::dtype::pow2(e_min - 1) * off[0].signum();
             if off[0] != values[0] {
                 assert_eq!(f64_lane_sums(&off, scale, bits), None);
+                for isa in Isa::each() {
+                    assert_eq!(isa.run(|| f64_lane_sums_of(&off, scale, bits)), None);
+                }
             }
         }
         assert!(
@@ -641,13 +699,13 @@ mod tests {
         );
     }
 
-    /// The one-pass extremes against their definitions, on rows of every length mod 4 with
-    /// zeros, NaN and ±∞ in every lane.
+    /// The one-pass extremes against their definitions, on rows of every length mod 8 with
+    /// zeros, NaN and ±∞ in every lane, on every instruction set the CPU has.
     #[test]
     fn extremes_match_their_definitions() {
         let mut rng = crate::rng::Rng::new(5, 0);
         for _ in 0..2000 {
-            let d = rng.below(13);
+            let d = rng.below(21);
             let row: Vec<f64> = (0..d)
                 .map(|_| match rng.below(12) {
                     0 => 0.0,
@@ -664,6 +722,47 @@ mod tests {
                 smallest_nonzero: finite().filter(|&a| a != 0.0).fold(f64::INFINITY, f64::min),
             };
             assert_eq!(Extremes::of(&row), want, "{row:?}");
+            for isa in Isa::each() {
+                assert_eq!(isa.run(|| Extremes::of_in(&row)), want, "{isa:?}: {row:?}");
+            }
+        }
+    }
+
+    /// Rows of random bit patterns (every kind of value: NaNs quiet and signaling, ±∞,
+    /// subnormals, zeros) of every format and of every length mod 8: the values bit for bit
+    /// and the extremes of [`Extremes::decode`] are those of the two portable passes.
+    #[test]
+    fn the_one_pass_decode_gives_the_two_passes_values_and_extremes() {
+        let mut rng = crate::rng::Rng::new(9, 0);
+        for trial in 0..4000 {
+            let dtype = [Dtype::F32, Dtype::F16, Dtype::BF16, Dtype::F64][trial % 4];
+            let width = dtype.bits();
+            let d = rng.below(40);
+            let bits: Vec<u64> = (0..d)
+                .map(|_| {
+                    let b = rng.next_u64();
+                    let b = if width == 64 {
+                        b
+                    } else {
+                        b & ((1 << width) - 1)
+                    };
+                    // Mostly ordinary values (random exponents are mostly huge or tiny), and
+                    // signed zeros.
+                    match rng.below(6) {
+                        0 | 1 => b,
+                        2 => b & (1 << (width - 1)),
+                        _ => {
+                            let x = rng.normal() * crate::dtype::pow2(rng.below(20) as i32 - 10);
+                            dtype.round_f64(x)
+                        }
+                    }
+                })
+                .collect();
+            let (values, extremes) = Extremes::decode(dtype, &bits);
+            let (want_values, want) = Extremes::decode_in_two_passes(dtype, &bits);
+            let as_bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(as_bits(&values), as_bits(&want_values), "{dtype} {bits:x?}");
+            assert_eq!(extremes, want, "{dtype} {bits:x?}");
         }
     }
 

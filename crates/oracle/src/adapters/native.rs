@@ -6,6 +6,7 @@ use crate::dtype::Dtype;
 use crate::kernels::{self, Element, Isa, Layout, Options, Params};
 use crate::problem::{EpsConvention, Op, Problem};
 use half::{bf16, f16};
+use normoracle_core::vector;
 
 /// normoracle's own kernels, on the fastest instruction set unless `options` says otherwise.
 #[derive(Debug, Clone, Copy, Default)]
@@ -73,7 +74,10 @@ fn run_typed<T: Element>(p: &Problem, options: Options) -> std::result::Result<V
 
 /// Values given as bits, in the kernels' element type.
 pub fn typed<T: Element>(bits: &[u64]) -> Vec<T> {
-    bits.iter().map(|&b| T::from_bits(b)).collect()
+    vector::widest(
+        #[inline(always)]
+        || vector::map_to_vec(bits, T::from_bits),
+    )
 }
 
 /// The kernels' outputs (bits) for the rows `rows` of `p`, with γ and β already in `T`.
@@ -100,5 +104,8 @@ pub fn run_rows<T: Element>(
         options,
     )
     .map_err(|e| e.to_string())?;
-    Ok(y.into_iter().map(Element::to_bits).collect())
+    Ok(vector::widest(
+        #[inline(always)]
+        || vector::map_to_vec(&y, T::to_bits),
+    ))
 }

@@ -24,7 +24,7 @@ use crate::domain::Domain;
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::exact::reference::Evaluation;
-use crate::exact::reference::{f64_path, row_stats_of_values};
+use crate::exact::reference::{f64_path, row_values_and_stats};
 use crate::exact::ElementInput;
 use crate::exact::{Element, RowKind, RowStats};
 use crate::harness::{Call, Finding, FindingKind};

@@ -3,6 +3,7 @@
 //! listed failures.
 
 use super::*;
+use normoracle_core::vector;
 use tolerance::{ElementTerms, RowBound};
 
 /// Columns the exact tier takes at once, and lanes of a row's sums of squares: a constant,
@@ -287,13 +288,21 @@ pub(super) struct RowOutcome {
 pub(super) struct Parameters {
     gamma: Vec<f64>,
     beta: Vec<f64>,
+    /// Whether γ = 1 and β = 0 everywhere (no γ and β given, or only those): the exact
+    /// tier then skips them (t̃ = δ·r, as the general formula gives it up to the sign of a
+    /// zero, which nothing there looks at).
+    identity: bool,
 }
 
 impl Parameters {
     pub(super) fn of(problem: &Problem) -> Self {
+        let gamma: Vec<f64> = (0..problem.d).map(|i| problem.gamma_at(i)).collect();
+        let beta: Vec<f64> = (0..problem.d).map(|i| problem.beta_at(i)).collect();
+        let identity = gamma.iter().all(|&g| g == 1.0) && beta.iter().all(|&b| b == 0.0);
         Parameters {
-            gamma: (0..problem.d).map(|i| problem.gamma_at(i)).collect(),
-            beta: (0..problem.d).map(|i| problem.beta_at(i)).collect(),
+            gamma,
+            beta,
+            identity,
         }
     }
 }
@@ -321,7 +330,7 @@ impl ExactRow<'_> {
     /// and wherever a chunk holds anything else, with the format's decoding inlined
     /// (`decode`, the bits' value) and the running values in registers.
     #[inline(always)]
-    fn run(
+    fn run<const IDENTITY: bool>(
         &self,
         decode: impl Fn(u64) -> f64 + Copy,
         start: usize,
@@ -330,19 +339,23 @@ impl ExactRow<'_> {
     ) -> usize {
         let d = self.values.len();
         let mut max_rel_err = tally.max_rel_err;
+        // The lanes in a local the loop keeps in registers (through `squares`, every chunk
+        // stored them and loaded them back: a chain of memory round trips).
+        let mut lanes = squares.plain;
         let mut i = start;
         while i < d {
             if i.is_multiple_of(LANES)
                 && i + LANES <= d
-                && self.chunk(decode, i, &mut max_rel_err, squares)
+                && self.chunk::<IDENTITY>(decode, i, &mut max_rel_err, &mut lanes)
             {
                 i += LANES;
-            } else if self.single(decode, i, &mut max_rel_err, squares) {
+            } else if self.single(decode, i, &mut max_rel_err, &mut lanes) {
                 i += 1;
             } else {
                 break;
             }
         }
+        squares.plain = lanes;
         let counted = (i - start) as u64;
         tally.judged += counted;
         tally.exact += counted;
@@ -357,7 +370,7 @@ impl ExactRow<'_> {
         decode: impl Fn(u64) -> f64,
         i: usize,
         max_rel_err: &mut f64,
-        squares: &mut SquaredErrors,
+        lanes: &mut [[f64; LANES]; 2],
     ) -> bool {
         let a = self.actual[i];
         if a != self.expected[i] {
@@ -375,6 +388,13 @@ impl ExactRow<'_> {
             return false;
         }
         let o = decode(a);
+        // The correctly rounded ±∞ adds no error (as `SquaredErrors::add` counts it).
+        let error = if o.is_infinite() { 0.0 } else { o - t };
+        let (error2, t2) = (error * error, t * t);
+        // Terms for the `Wide` sums leave the run too: the element-by-element path adds them.
+        if !(error2 <= LARGE_SQUARE && t2 <= LARGE_SQUARE) {
+            return false;
+        }
         let y = ExactValue {
             value: t,
             past_max: None,
@@ -382,7 +402,8 @@ impl ExactRow<'_> {
         if o.is_finite() {
             y.raise_max_rel_err(o, max_rel_err);
         }
-        squares.add(i, o, &y, o.is_infinite());
+        lanes[0][i % LANES] += error2;
+        lanes[1][i % LANES] += t2;
         true
     }
 
@@ -392,21 +413,34 @@ impl ExactRow<'_> {
     /// add for each (each square to its column's lane; the running maximum is a maximum, so
     /// the order of its updates does not matter) and returns true; else it changes nothing.
     #[inline(always)]
-    fn chunk(
+    fn chunk<const IDENTITY: bool>(
         &self,
         decode: impl Fn(u64) -> f64,
         i: usize,
         max_rel_err: &mut f64,
-        squares: &mut SquaredErrors,
+        lanes: &mut [[f64; LANES]; 2],
     ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                self.actual.as_ptr().wrapping_add(i + 256) as *const i8,
+            )
+        };
         let columns = i..i + LANES;
         let actual: &[u64; LANES] = self.actual[columns.clone()].try_into().expect("LANES");
         let expected: &[u64; LANES] = self.expected[columns.clone()].try_into().expect("LANES");
         let values: &[f64; LANES] = self.values[columns.clone()].try_into().expect("LANES");
-        let gamma: &[f64; LANES] = self.params.gamma[columns.clone()]
-            .try_into()
-            .expect("LANES");
-        let beta: &[f64; LANES] = self.params.beta[columns].try_into().expect("LANES");
+        // γ = 1 and β = −0 give δ·r exactly, and the compiler drops them.
+        let (gamma, beta): (&[f64; LANES], &[f64; LANES]) = if IDENTITY {
+            (&[1.0; LANES], &[-0.0; LANES])
+        } else {
+            (
+                self.params.gamma[columns.clone()]
+                    .try_into()
+                    .expect("LANES"),
+                self.params.beta[columns].try_into().expect("LANES"),
+            )
+        };
         let mut ordinary = true;
         for k in 0..LANES {
             ordinary &= actual[k] == expected[k];
@@ -442,8 +476,8 @@ impl ExactRow<'_> {
             self.update_max(&t, &o, max_rel_err);
         }
         for k in 0..LANES {
-            squares.plain[0][k] += error2[k];
-            squares.plain[1][k] += t2[k];
+            lanes[0][k] += error2[k];
+            lanes[1][k] += t2[k];
         }
         true
     }
@@ -461,10 +495,10 @@ impl ExactRow<'_> {
         }
     }
 
-    /// [`Self::run`] with the format's decoding, compiled for AVX2 where the CPU has it:
-    /// the same operations on every instruction set (IEEE additions, multiplications,
-    /// comparisons; nothing fused), so the same tallies and sums
-    /// (`the_exact_tier_is_the_same_chunked_single_and_with_avx2`).
+    /// [`Self::run`] with the format's decoding, compiled for the widest instructions the
+    /// CPU has ([`normoracle_core::vector`]): the same operations on every instruction set
+    /// (IEEE additions, multiplications, comparisons; nothing fused), so the same tallies
+    /// and sums (`the_exact_tier_is_the_same_chunked_single_and_on_every_isa`).
     fn run_in(
         &self,
         dtype: Dtype,
@@ -472,12 +506,27 @@ impl ExactRow<'_> {
         tally: &mut Tally,
         squares: &mut SquaredErrors,
     ) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.run_in_avx2(dtype, start, tally, squares) };
+        self.run_on(vector::Isa::widest(), dtype, start, tally, squares)
+    }
+
+    /// [`Self::run_in`] on `isa`. (Each copy is a function of its own with the instruction
+    /// set enabled: inlined through a closure, the chunk's loop was not vectorized.)
+    fn run_on(
+        &self,
+        isa: vector::Isa,
+        dtype: Dtype,
+        start: usize,
+        tally: &mut Tally,
+        squares: &mut SquaredErrors,
+    ) -> usize {
+        match isa {
+            vector::Isa::Baseline => self.run_in_any(dtype, start, tally, squares),
+            // SAFETY: `Isa` offers these only where the CPU has them.
+            #[cfg(target_arch = "x86_64")]
+            vector::Isa::Avx2 => unsafe { self.run_in_avx2(dtype, start, tally, squares) },
+            #[cfg(target_arch = "x86_64")]
+            vector::Isa::Avx512 => unsafe { self.run_in_avx512(dtype, start, tally, squares) },
         }
-        self.run_in_any(dtype, start, tally, squares)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -492,6 +541,34 @@ impl ExactRow<'_> {
         self.run_in_any(dtype, start, tally, squares)
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run_in_avx512(
+        &self,
+        dtype: Dtype,
+        start: usize,
+        tally: &mut Tally,
+        squares: &mut SquaredErrors,
+    ) -> usize {
+        self.run_in_any(dtype, start, tally, squares)
+    }
+
+    /// [`Self::run`] with γ and β skipped where they are the identity.
+    #[inline(always)]
+    fn run_with(
+        &self,
+        decode: impl Fn(u64) -> f64 + Copy,
+        start: usize,
+        tally: &mut Tally,
+        squares: &mut SquaredErrors,
+    ) -> usize {
+        if self.params.identity {
+            self.run::<true>(decode, start, tally, squares)
+        } else {
+            self.run::<false>(decode, start, tally, squares)
+        }
+    }
+
     /// [`Self::run`] with the format's decoding ([`Dtype::to_f64`] of a constant format,
     /// so that its match folds away inside the loop), for the caller's instruction set.
     #[inline(always)]
@@ -503,10 +580,34 @@ impl ExactRow<'_> {
         squares: &mut SquaredErrors,
     ) -> usize {
         match dtype {
-            Dtype::F32 => self.run(|b| Dtype::F32.to_f64(b), start, tally, squares),
-            Dtype::F16 => self.run(|b| Dtype::F16.to_f64(b), start, tally, squares),
-            Dtype::BF16 => self.run(|b| Dtype::BF16.to_f64(b), start, tally, squares),
-            Dtype::F64 => self.run(|b| Dtype::F64.to_f64(b), start, tally, squares),
+            Dtype::F32 => self.run_with(
+                #[inline(always)]
+                |b| Dtype::F32.to_f64(b),
+                start,
+                tally,
+                squares,
+            ),
+            Dtype::F16 => self.run_with(
+                #[inline(always)]
+                |b| Dtype::F16.to_f64(b),
+                start,
+                tally,
+                squares,
+            ),
+            Dtype::BF16 => self.run_with(
+                #[inline(always)]
+                |b| Dtype::BF16.to_f64(b),
+                start,
+                tally,
+                squares,
+            ),
+            Dtype::F64 => self.run_with(
+                #[inline(always)]
+                |b| Dtype::F64.to_f64(b),
+                start,
+                tally,
+                squares,
+            ),
         }
     }
 }
@@ -523,8 +624,7 @@ pub(super) fn judge_row(
 ) -> RowOutcome {
     let dtype = problem.dtype;
     let d = problem.d;
-    let values = dtype.decode(problem.row(r));
-    let stats = row_stats_of_values(problem, &values);
+    let (values, stats) = row_values_and_stats(problem, r);
     let mut tally = Tally::default();
     let mut failures = Vec::new();
     if stats.kind == RowKind::Undefined {
@@ -668,11 +768,11 @@ mod tests {
 
     /// Rows of f32, f16 and bf16 problems (with and without γ and β) whose outputs are the
     /// fast reference's with a few elements off by one step, ±∞ or NaN: each row's runs by
-    /// the chunked loop, by single elements only, and (where the CPU has it) compiled for
-    /// AVX2 all count the same elements and give the same maximum and the same bits of
-    /// every lane of the squares.
+    /// the chunked loop, by single elements only, and compiled for every instruction set
+    /// the CPU has all count the same elements and give the same maximum and the same bits
+    /// of every lane of the squares.
     #[test]
-    fn the_exact_tier_is_the_same_chunked_single_and_with_avx2() {
+    fn the_exact_tier_is_the_same_chunked_single_and_on_every_isa() {
         let mut rng = crate::cases::rng::Rng::new(3, 0);
         let mut compared = 0;
         for (dtype, affine) in [
@@ -699,8 +799,7 @@ mod tests {
                 }
                 let params = Parameters::of(&problem);
                 for r in 0..problem.rows {
-                    let values = dtype.decode(problem.row(r));
-                    let stats = row_stats_of_values(&problem, &values);
+                    let (values, stats) = row_values_and_stats(&problem, r);
                     assert!(fast_reference::row_applies(&stats));
                     let exact_row = ExactRow {
                         actual: &actual[r * d..(r + 1) * d],
@@ -716,7 +815,9 @@ mod tests {
                     let single = runs_of_row(&exact_row, |row, mut i, tally, squares| {
                         let mut max = tally.max_rel_err;
                         let start = i;
-                        while i < d && row.single(|b| dtype.to_f64(b), i, &mut max, squares) {
+                        while i < d
+                            && row.single(|b| dtype.to_f64(b), i, &mut max, &mut squares.plain)
+                        {
                             i += 1;
                         }
                         tally.judged += (i - start) as u64;
@@ -728,13 +829,12 @@ mod tests {
                         (t.judged, t.exact, t.max_rel_err.to_bits(), *lanes)
                     };
                     assert_eq!(key(&chunked), key(&single), "{dtype} d = {d} row {r}");
-                    #[cfg(target_arch = "x86_64")]
-                    if std::arch::is_x86_feature_detected!("avx2") {
-                        let avx2 = runs_of_row(&exact_row, |row, i, tally, squares| {
-                            // SAFETY: the CPU has AVX2.
-                            unsafe { row.run_in_avx2(dtype, i, tally, squares) }
+                    for isa in vector::Isa::each() {
+                        let compiled = runs_of_row(&exact_row, |row, i, tally, squares| {
+                            row.run_on(isa, dtype, i, tally, squares)
                         });
-                        assert_eq!(key(&chunked), key(&avx2), "{dtype} d = {d} row {r}");
+                        let at = format!("{isa:?}: {dtype} d = {d} row {r}");
+                        assert_eq!(key(&chunked), key(&compiled), "{at}");
                     }
                     compared += chunked.0.exact;
                 }
