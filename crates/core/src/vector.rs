@@ -79,11 +79,19 @@ unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
 /// `collect` may stay a function of its own, compiled for the baseline) and vectorizes.
 #[inline(always)]
 pub fn map_to_vec<A: Copy, B>(src: &[A], f: impl Fn(A) -> B) -> Vec<B> {
-    let mut out = Vec::with_capacity(src.len());
+    let mut out = Vec::new();
+    map_into(src, &mut out, f);
+    out
+}
+
+/// [`map_to_vec`] into `out` (its old contents dropped, its allocation reused).
+#[inline(always)]
+pub fn map_into<A: Copy, B>(src: &[A], out: &mut Vec<B>, f: impl Fn(A) -> B) {
+    out.clear();
+    out.reserve(src.len());
     for (o, &a) in out.spare_capacity_mut().iter_mut().zip(src) {
         o.write(f(a));
     }
     // SAFETY: the loop wrote all src.len() elements (the capacity is at least that).
     unsafe { out.set_len(src.len()) };
-    out
 }

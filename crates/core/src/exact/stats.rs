@@ -244,14 +244,23 @@ impl Extremes {
     /// The values of a row of `dtype` bits ([`Dtype::decode`]) and their extremes: in one
     /// pass where the CPU has AVX-512 (`exact::decode_avx512`), else in two.
     pub fn decode(dtype: Dtype, bits: &[u64]) -> (Vec<f64>, Extremes) {
+        let mut values = Vec::new();
+        let extremes = Self::decode_into(dtype, bits, &mut values);
+        (values, extremes)
+    }
+
+    /// [`Self::decode`] into `values` (its old contents dropped, its allocation reused).
+    pub fn decode_into(dtype: Dtype, bits: &[u64], values: &mut Vec<f64>) -> Extremes {
         #[cfg(target_arch = "x86_64")]
         if crate::vector::Isa::widest() == crate::vector::Isa::Avx512
             && std::arch::is_x86_feature_detected!("f16c")
         {
             // SAFETY: the CPU has AVX-512F and F16C.
-            return unsafe { super::decode_avx512::decode(dtype, bits) };
+            return unsafe { super::decode_avx512::decode(dtype, bits, values) };
         }
-        Self::decode_in_two_passes(dtype, bits)
+        let extremes;
+        (*values, extremes) = Self::decode_in_two_passes(dtype, bits);
+        extremes
     }
 
     /// [`Self::decode`] on any CPU: [`Dtype::decode`], then [`Self::of`].
@@ -352,18 +361,35 @@ fn f64_lane_sums(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> 
     if !(1..=53).contains(&bits) || bits as u32 + log_n > 53 {
         return None;
     }
-    crate::vector::widest(
-        #[inline(always)]
-        || f64_lane_sums_of(values, scale, bits),
-    )
+    use crate::vector::Isa;
+    match Isa::widest() {
+        // Fused multiply-adds there: every product and sum is exact, so they change no bit.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => Isa::Avx512.run(
+            #[inline(always)]
+            || f64_lane_sums_of::<true>(values, scale, bits),
+        ),
+        isa => isa.run(
+            #[inline(always)]
+            || f64_lane_sums_of::<false>(values, scale, bits),
+        ),
+    }
 }
 
 /// Adding and subtracting 1.5·2^52 rounds an f64 below 2^51 in magnitude to an integer.
 const ROUNDER: f64 = 6_755_399_441_055_744.0;
 
-/// [`f64_lane_sums`]'s loop, for the caller's instruction set (and without its guard).
+/// [`f64_lane_sums`]'s loop, for the caller's instruction set (and without its guard);
+/// with fused multiply-adds where `FMA` (only where the instruction set has them: elsewhere
+/// `mul_add` is a slow library call). Every product and partial sum is an integer f64
+/// holds, so fused or not they are the same; where a k is not an integer the result is
+/// None either way (l = k − h·2^s is exact whatever k is: h·2^s is).
 #[inline(always)]
-fn f64_lane_sums_of(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128)> {
+fn f64_lane_sums_of<const FMA: bool>(
+    values: &[f64],
+    scale: f64,
+    bits: i32,
+) -> Option<(i128, i128)> {
     let s = (bits + 1) / 2;
     let (down, up) = (crate::dtype::pow2(-s), crate::dtype::pow2(s));
     // Σk, Σh², Σhl, Σl², each in SUM_LANES lanes; and the bits of every l's distance from
@@ -373,31 +399,33 @@ fn f64_lane_sums_of(values: &[f64], scale: f64, bits: i32) -> Option<(i128, i128
     let mut off_integer = [0u64; SUM_LANES];
     // Lane by lane over a whole chunk: straight-line code the compiler vectorizes.
     #[inline(always)]
-    fn add(
+    fn add<const FMA: bool>(
         chunk: &[f64; SUM_LANES],
         [scale, down, up]: [f64; 3],
         sums: &mut [[f64; SUM_LANES]; 4],
         off_integer: &mut [u64; SUM_LANES],
     ) {
+        // a·b + c, fused where FMA.
+        let mul_add = |a: f64, b: f64, c: f64| if FMA { a.mul_add(b, c) } else { a * b + c };
         for lane in 0..SUM_LANES {
             let k = chunk[lane] * scale; // exact: a power-of-two scaling in the normal range
             let h = (k * down + ROUNDER) - ROUNDER;
-            let l = k - h * up; // exact: an integer below 2^s where k is one
+            let l = mul_add(-h, up, k); // exact: an integer below 2^s where k is one
             off_integer[lane] |= (((l + ROUNDER) - ROUNDER) - l).to_bits();
             sums[0][lane] += k;
-            sums[1][lane] += h * h;
-            sums[2][lane] += h * l;
-            sums[3][lane] += l * l;
+            sums[1][lane] = mul_add(h, h, sums[1][lane]);
+            sums[2][lane] = mul_add(h, l, sums[2][lane]);
+            sums[3][lane] = mul_add(l, l, sums[3][lane]);
         }
     }
     let (chunks, rest) = values.as_chunks::<SUM_LANES>();
     for chunk in chunks {
-        add(chunk, [scale, down, up], &mut sums, &mut off_integer);
+        add::<FMA>(chunk, [scale, down, up], &mut sums, &mut off_integer);
     }
     // The rest padded with zeros, which add nothing (0 + s = s for every partial sum s).
     let mut last = [0.0; SUM_LANES];
     last[..rest.len()].copy_from_slice(rest);
-    add(&last, [scale, down, up], &mut sums, &mut off_integer);
+    add::<FMA>(&last, [scale, down, up], &mut sums, &mut off_integer);
     if off_integer.iter().any(|&v| v != 0) {
         return None;
     }
@@ -547,8 +575,14 @@ mod tests {
                     assert_eq!(lanes, exact, "{dtype} d = {d}, bits = {bits}");
                     // Compiled for every instruction set the CPU has.
                     for isa in Isa::each() {
-                        let sums = isa.run(|| f64_lane_sums_of(&values, scale, bits));
+                        let sums = isa.run(|| f64_lane_sums_of::<false>(&values, scale, bits));
                         assert_eq!(sums, Some(exact), "{isa:?}: {dtype} d = {d}");
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    if Isa::widest() == Isa::Avx512 {
+                        let fused =
+                            Isa::Avx512.run(|| f64_lane_sums_of::<true>(&values, scale, bits));
+                        assert_eq!(fused, Some(exact), "fused: {dtype} d = {d}");
                     }
                     assert!(lane_terms(d) * crate::dtype::pow2(bits) <= crate::dtype::pow2(53));
                     taken += 1;
@@ -564,7 +598,14 @@ mod tests {
             if off[0] != values[0] {
                 assert_eq!(f64_lane_sums(&off, scale, bits), None);
                 for isa in Isa::each() {
-                    assert_eq!(isa.run(|| f64_lane_sums_of(&off, scale, bits)), None);
+                    assert_eq!(
+                        isa.run(|| f64_lane_sums_of::<false>(&off, scale, bits)),
+                        None
+                    );
+                    assert_eq!(
+                        isa.run(|| f64_lane_sums_of::<true>(&off, scale, bits)),
+                        None
+                    );
                 }
             }
         }
@@ -609,7 +650,7 @@ mod tests {
                 if past_edge {
                     assert_eq!(guarded, None, "n = {n}");
                     assert_ne!(
-                        f64_lane_sums_of(&values, scale, bits),
+                        f64_lane_sums_of::<false>(&values, scale, bits),
                         Some(exact),
                         "n = {n}"
                     );

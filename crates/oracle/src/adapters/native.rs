@@ -88,8 +88,46 @@ pub fn run_rows<T: Element>(
     rows: std::ops::Range<usize>,
     options: Options,
 ) -> std::result::Result<Vec<u64>, String> {
-    let x = typed::<T>(&p.x[rows.start * p.d..rows.end * p.d]);
-    let mut y = vec![T::default(); x.len()];
+    let mut out = Vec::new();
+    let mut buffers = RowBuffers::default();
+    run_rows_into(p, gamma, beta, rows, options, &mut buffers, &mut out)?;
+    Ok(out)
+}
+
+/// The rows in the kernels' type and their outputs, reused from block to block (fresh
+/// buffers of a block's size cost page faults and the allocator's trimming).
+pub struct RowBuffers<T> {
+    x: Vec<T>,
+    y: Vec<T>,
+}
+
+impl<T> Default for RowBuffers<T> {
+    fn default() -> Self {
+        RowBuffers {
+            x: Vec::new(),
+            y: Vec::new(),
+        }
+    }
+}
+
+/// [`run_rows`] into `out` (its old contents dropped), with `buffers` reused.
+pub fn run_rows_into<T: Element>(
+    p: &Problem,
+    gamma: Option<&[T]>,
+    beta: Option<&[T]>,
+    rows: std::ops::Range<usize>,
+    options: Options,
+    buffers: &mut RowBuffers<T>,
+    out: &mut Vec<u64>,
+) -> std::result::Result<(), String> {
+    let bits = &p.x[rows.start * p.d..rows.end * p.d];
+    let RowBuffers { x, y } = buffers;
+    vector::widest(
+        #[inline(always)]
+        || vector::map_into(bits, x, T::from_bits),
+    );
+    // Every output is written: the old values need no clearing.
+    y.resize(x.len(), T::default());
     let params = Params {
         gamma,
         beta,
@@ -97,15 +135,16 @@ pub fn run_rows<T: Element>(
     };
     kernels::normalize(
         p.op,
-        &x,
-        &mut y,
+        x,
+        y,
         Layout::contiguous(rows.len(), p.d),
         params,
         options,
     )
     .map_err(|e| e.to_string())?;
-    Ok(vector::widest(
+    vector::widest(
         #[inline(always)]
-        || vector::map_to_vec(&y, T::to_bits),
-    ))
+        || vector::map_into(y, out, T::to_bits),
+    );
+    Ok(())
 }

@@ -11,7 +11,7 @@
 //! are finite and on the fast path ([`RowStats::fast`]); every other row, and every element
 //! that differs from them, goes through the exact evaluation as before.
 
-use crate::adapters::native;
+use crate::adapters::native::{self, RowBuffers};
 use crate::dtype::Dtype;
 use crate::error::Result;
 use crate::exact::{reference::row_stats, RowKind, RowStats};
@@ -54,24 +54,64 @@ impl FastReference {
     /// The kernels' outputs (bits) of rows `rows`, single-threaded (the judge runs blocks in
     /// parallel); `None` if the kernels refuse the problem.
     pub fn rows(&self, problem: &Problem, rows: std::ops::Range<usize>) -> Option<Vec<u64>> {
+        let mut out = Vec::new();
+        self.rows_into(problem, rows, &mut Scratch::default(), &mut out)
+            .then_some(out)
+    }
+
+    /// [`Self::rows`] into `out` (its old contents dropped), with `scratch`'s buffers
+    /// reused; false if the kernels refuse the problem.
+    pub fn rows_into(
+        &self,
+        problem: &Problem,
+        rows: std::ops::Range<usize>,
+        scratch: &mut Scratch,
+        out: &mut Vec<u64>,
+    ) -> bool {
         let options = Options {
             rows_per_task: Some(rows.len().max(1)),
             stream: Some(false),
             ..Options::default()
         };
         match &self.typed {
-            Typed::F32(g, b) => {
-                native::run_rows(problem, g.as_deref(), b.as_deref(), rows, options)
-            }
-            Typed::F16(g, b) => {
-                native::run_rows(problem, g.as_deref(), b.as_deref(), rows, options)
-            }
-            Typed::Bf16(g, b) => {
-                native::run_rows(problem, g.as_deref(), b.as_deref(), rows, options)
-            }
+            Typed::F32(g, b) => native::run_rows_into(
+                problem,
+                g.as_deref(),
+                b.as_deref(),
+                rows,
+                options,
+                &mut scratch.f32,
+                out,
+            ),
+            Typed::F16(g, b) => native::run_rows_into(
+                problem,
+                g.as_deref(),
+                b.as_deref(),
+                rows,
+                options,
+                &mut scratch.f16,
+                out,
+            ),
+            Typed::Bf16(g, b) => native::run_rows_into(
+                problem,
+                g.as_deref(),
+                b.as_deref(),
+                rows,
+                options,
+                &mut scratch.bf16,
+                out,
+            ),
         }
-        .ok()
+        .is_ok()
     }
+}
+
+/// The kernels' buffers, one set per format, reused from block to block.
+#[derive(Default)]
+pub struct Scratch {
+    f32: RowBuffers<f32>,
+    f16: RowBuffers<f16>,
+    bf16: RowBuffers<bf16>,
 }
 
 /// Whether the judge takes a row's reference values from the kernels.

@@ -24,7 +24,8 @@ use crate::domain::Domain;
 use crate::dtype::Dtype;
 use crate::error::{Error, Result};
 use crate::exact::reference::Evaluation;
-use crate::exact::reference::{f64_path, row_values_and_stats};
+use crate::exact::reference::{decoded_row_stats, f64_path};
+use crate::exact::stats::Extremes;
 use crate::exact::ElementInput;
 use crate::exact::{Element, RowKind, RowStats};
 use crate::harness::{Call, Finding, FindingKind};
@@ -328,18 +329,36 @@ pub fn judge_problem_with(
     let blocks = problem.rows.div_ceil(fast_reference::BLOCK_ROWS);
     let outcomes: Vec<RowOutcome> = (0..blocks)
         .into_par_iter()
-        .flat_map_iter(|b| {
+        .map_init(BlockScratch::default, |scratch, b| {
             let first = b * fast_reference::BLOCK_ROWS;
             let rows = first..(first + fast_reference::BLOCK_ROWS).min(problem.rows);
-            let expected = fast.as_ref().and_then(|f| f.rows(problem, rows.clone()));
-            rows.map(|r| {
-                let exp = expected
-                    .as_deref()
-                    .map(|e| &e[(r - first) * d..(r - first + 1) * d]);
-                judge_row(problem, &params, r, &actual[r * d..(r + 1) * d], label, exp)
-            })
-            .collect::<Vec<_>>()
+            // The block's rows decoded first: that pass reads x from memory, and the fast
+            // reference's conversion then finds it in cache.
+            let BlockScratch {
+                values,
+                kernels,
+                expected,
+            } = scratch;
+            values.resize_with(rows.len(), Vec::new);
+            let extremes: Vec<Extremes> = rows
+                .clone()
+                .zip(values.iter_mut())
+                .map(|(r, v)| Extremes::decode_into(problem.dtype, problem.row(r), v))
+                .collect();
+            let expected = fast
+                .as_ref()
+                .filter(|f| f.rows_into(problem, rows.clone(), kernels, expected))
+                .map(|_| &expected[..]);
+            rows.zip(values.iter())
+                .zip(extremes)
+                .map(|((r, values), extremes)| {
+                    let exp = expected.map(|e| &e[(r - first) * d..(r - first + 1) * d]);
+                    let actual = &actual[r * d..(r + 1) * d];
+                    judge_row(problem, &params, r, (values, &extremes), actual, label, exp)
+                })
+                .collect::<Vec<_>>()
         })
+        .flatten_iter()
         .collect();
     if report.domain.is_everything() {
         absorb(report, label, outcomes, true);
@@ -361,6 +380,15 @@ pub fn judge_problem_with(
         absorb(report.outside_mut(), label, rows(outside), wholly_outside);
     }
     Ok(())
+}
+
+/// What a thread reuses from block to block: the rows' values, the kernels' buffers and
+/// outputs (fresh buffers of a block's size cost page faults and the allocator's trimming).
+#[derive(Default)]
+struct BlockScratch {
+    values: Vec<Vec<f64>>,
+    kernels: fast_reference::Scratch,
+    expected: Vec<u64>,
 }
 
 /// Adds a case's judged rows to a report: its family's tally, the totals, the first

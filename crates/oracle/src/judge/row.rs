@@ -612,19 +612,21 @@ impl ExactRow<'_> {
     }
 }
 
-/// Judges row `r`. `expected`: the fast reference's outputs of the row
-/// ([`fast_reference`]), used where the row's statistics allow it.
+/// Judges row `r` (`decoded`: its values and extremes, [`Extremes::decode`]). `expected`:
+/// the fast reference's outputs of the row ([`fast_reference`]), used where the row's
+/// statistics allow it.
 pub(super) fn judge_row(
     problem: &Problem,
     params: &Parameters,
     r: usize,
+    (values, extremes): (&[f64], &Extremes),
     actual: &[u64],
     label: &ProblemLabel,
     expected: Option<&[u64]>,
 ) -> RowOutcome {
     let dtype = problem.dtype;
     let d = problem.d;
-    let (values, stats) = row_values_and_stats(problem, r);
+    let stats = decoded_row_stats(problem, values, extremes);
     let mut tally = Tally::default();
     let mut failures = Vec::new();
     if stats.kind == RowKind::Undefined {
@@ -799,7 +801,8 @@ mod tests {
                 }
                 let params = Parameters::of(&problem);
                 for r in 0..problem.rows {
-                    let (values, stats) = row_values_and_stats(&problem, r);
+                    let (values, stats) =
+                        crate::exact::reference::row_values_and_stats(&problem, r);
                     assert!(fast_reference::row_applies(&stats));
                     let exact_row = ExactRow {
                         actual: &actual[r * d..(r + 1) * d],
