@@ -11,6 +11,7 @@ pub enum Isa {
     Baseline,
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// AVX-512F with F16C.
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }
@@ -35,7 +36,9 @@ impl Isa {
             if std::arch::is_x86_feature_detected!("avx2") {
                 all.push(Isa::Avx2);
             }
-            if std::arch::is_x86_feature_detected!("avx512f") {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("f16c")
+            {
                 all.push(Isa::Avx512);
             }
         }
@@ -70,7 +73,7 @@ unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,f16c")]
 unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
     f()
 }

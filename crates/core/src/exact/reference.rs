@@ -457,19 +457,25 @@ pub fn row_stats(problem: &Problem, r: usize) -> RowStats {
 /// Row r's values (x_i as f64) and [`row_stats`], decoding the row once.
 pub fn row_values_and_stats(problem: &Problem, r: usize) -> (Vec<f64>, RowStats) {
     let (values, extremes) = Extremes::decode(problem.dtype, problem.row(r));
-    let stats = decoded_row_stats(problem, &values, &extremes);
+    let stats = decoded_row_stats(problem, &problem.eps.exact(), &values, &extremes);
     (values, stats)
 }
 
-/// [`row_stats`] of a row decoded by [`Extremes::decode`].
-pub fn decoded_row_stats(problem: &Problem, values: &[f64], extremes: &Extremes) -> RowStats {
+/// [`row_stats`] of a row decoded by [`Extremes::decode`], with ε exactly (`eps`: the
+/// problem's, made once for all its rows).
+pub fn decoded_row_stats(
+    problem: &Problem,
+    eps: &Rational,
+    values: &[f64],
+    extremes: &Extremes,
+) -> RowStats {
     RowStats::compute_with(
         values,
         extremes,
         problem.dtype,
         problem.op,
         problem.convention,
-        &problem.eps.exact(),
+        eps,
     )
 }
 

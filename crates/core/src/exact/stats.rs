@@ -252,9 +252,7 @@ impl Extremes {
     /// [`Self::decode`] into `values` (its old contents dropped, its allocation reused).
     pub fn decode_into(dtype: Dtype, bits: &[u64], values: &mut Vec<f64>) -> Extremes {
         #[cfg(target_arch = "x86_64")]
-        if crate::vector::Isa::widest() == crate::vector::Isa::Avx512
-            && std::arch::is_x86_feature_detected!("f16c")
-        {
+        if crate::vector::Isa::widest() == crate::vector::Isa::Avx512 {
             // SAFETY: the CPU has AVX-512F and F16C.
             return unsafe { super::decode_avx512::decode(dtype, bits, values) };
         }

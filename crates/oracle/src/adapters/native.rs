@@ -120,6 +120,24 @@ pub fn run_rows_into<T: Element>(
     buffers: &mut RowBuffers<T>,
     out: &mut Vec<u64>,
 ) -> std::result::Result<(), String> {
+    let y = run_rows_typed(p, gamma, beta, rows, options, buffers)?;
+    vector::widest(
+        #[inline(always)]
+        || vector::map_into(y, out, T::to_bits),
+    );
+    Ok(())
+}
+
+/// The kernels' outputs for the rows `rows` of `p` in their own type, in `buffers`
+/// (reused).
+pub fn run_rows_typed<'b, T: Element>(
+    p: &Problem,
+    gamma: Option<&[T]>,
+    beta: Option<&[T]>,
+    rows: std::ops::Range<usize>,
+    options: Options,
+    buffers: &'b mut RowBuffers<T>,
+) -> std::result::Result<&'b [T], String> {
     let bits = &p.x[rows.start * p.d..rows.end * p.d];
     let RowBuffers { x, y } = buffers;
     vector::widest(
@@ -142,9 +160,5 @@ pub fn run_rows_into<T: Element>(
         options,
     )
     .map_err(|e| e.to_string())?;
-    vector::widest(
-        #[inline(always)]
-        || vector::map_into(y, out, T::to_bits),
-    );
-    Ok(())
+    Ok(y)
 }

@@ -59,6 +59,59 @@ impl FastReference {
             .then_some(out)
     }
 
+    /// [`Self::rows`] in the kernels' format, in `scratch`'s buffers (reused); `None` if
+    /// the kernels refuse the problem. (The judge compares with these: converting them to
+    /// bits took a pass of its own.)
+    pub fn rows_typed<'s>(
+        &self,
+        problem: &Problem,
+        rows: std::ops::Range<usize>,
+        scratch: &'s mut Scratch,
+    ) -> Option<Expected<'s>> {
+        let options = Self::options(&rows);
+        match &self.typed {
+            Typed::F32(g, b) => native::run_rows_typed(
+                problem,
+                g.as_deref(),
+                b.as_deref(),
+                rows,
+                options,
+                &mut scratch.f32,
+            )
+            .ok()
+            .map(Expected::F32),
+            Typed::F16(g, b) => native::run_rows_typed(
+                problem,
+                g.as_deref(),
+                b.as_deref(),
+                rows,
+                options,
+                &mut scratch.f16,
+            )
+            .ok()
+            .map(Expected::F16),
+            Typed::Bf16(g, b) => native::run_rows_typed(
+                problem,
+                g.as_deref(),
+                b.as_deref(),
+                rows,
+                options,
+                &mut scratch.bf16,
+            )
+            .ok()
+            .map(Expected::Bf16),
+        }
+    }
+
+    /// The kernels' options for a block: one task, no streaming stores.
+    fn options(rows: &std::ops::Range<usize>) -> Options {
+        Options {
+            rows_per_task: Some(rows.len().max(1)),
+            stream: Some(false),
+            ..Options::default()
+        }
+    }
+
     /// [`Self::rows`] into `out` (its old contents dropped), with `scratch`'s buffers
     /// reused; false if the kernels refuse the problem.
     pub fn rows_into(
@@ -68,11 +121,7 @@ impl FastReference {
         scratch: &mut Scratch,
         out: &mut Vec<u64>,
     ) -> bool {
-        let options = Options {
-            rows_per_task: Some(rows.len().max(1)),
-            stream: Some(false),
-            ..Options::default()
-        };
+        let options = Self::options(&rows);
         match &self.typed {
             Typed::F32(g, b) => native::run_rows_into(
                 problem,
@@ -103,6 +152,28 @@ impl FastReference {
             ),
         }
         .is_ok()
+    }
+}
+
+/// The fast reference's outputs of some elements: in the kernels' format as they give
+/// them, or as bits.
+#[derive(Clone, Copy)]
+pub enum Expected<'a> {
+    Bits(&'a [u64]),
+    F32(&'a [f32]),
+    F16(&'a [f16]),
+    Bf16(&'a [bf16]),
+}
+
+impl<'a> Expected<'a> {
+    /// Elements `range` of these.
+    pub fn slice(self, range: std::ops::Range<usize>) -> Expected<'a> {
+        match self {
+            Expected::Bits(e) => Expected::Bits(&e[range]),
+            Expected::F32(e) => Expected::F32(&e[range]),
+            Expected::F16(e) => Expected::F16(&e[range]),
+            Expected::Bf16(e) => Expected::Bf16(&e[range]),
+        }
     }
 }
 

@@ -334,11 +334,7 @@ pub fn judge_problem_with(
             let rows = first..(first + fast_reference::BLOCK_ROWS).min(problem.rows);
             // The block's rows decoded first: that pass reads x from memory, and the fast
             // reference's conversion then finds it in cache.
-            let BlockScratch {
-                values,
-                kernels,
-                expected,
-            } = scratch;
+            let BlockScratch { values, kernels } = scratch;
             values.resize_with(rows.len(), Vec::new);
             let extremes: Vec<Extremes> = rows
                 .clone()
@@ -347,12 +343,11 @@ pub fn judge_problem_with(
                 .collect();
             let expected = fast
                 .as_ref()
-                .filter(|f| f.rows_into(problem, rows.clone(), kernels, expected))
-                .map(|_| &expected[..]);
+                .and_then(|f| f.rows_typed(problem, rows.clone(), kernels));
             rows.zip(values.iter())
                 .zip(extremes)
                 .map(|((r, values), extremes)| {
-                    let exp = expected.map(|e| &e[(r - first) * d..(r - first + 1) * d]);
+                    let exp = expected.map(|e| e.slice((r - first) * d..(r - first + 1) * d));
                     let actual = &actual[r * d..(r + 1) * d];
                     judge_row(problem, &params, r, (values, &extremes), actual, label, exp)
                 })
@@ -388,7 +383,6 @@ pub fn judge_problem_with(
 struct BlockScratch {
     values: Vec<Vec<f64>>,
     kernels: fast_reference::Scratch,
-    expected: Vec<u64>,
 }
 
 /// Adds a case's judged rows to a report: its family's tally, the totals, the first

@@ -3,6 +3,7 @@
 //! listed failures.
 
 use super::*;
+use fast_reference::Expected;
 use normoracle_core::vector;
 use tolerance::{ElementTerms, RowBound};
 
@@ -292,6 +293,8 @@ pub(super) struct Parameters {
     /// tier then skips them (t̃ = δ·r, as the general formula gives it up to the sign of a
     /// zero, which nothing there looks at).
     identity: bool,
+    /// ε exactly.
+    eps: rug::Rational,
 }
 
 impl Parameters {
@@ -303,22 +306,56 @@ impl Parameters {
             gamma,
             beta,
             identity,
+            eps: problem.eps.exact(),
         }
     }
 }
 
 /// What the exact tier's runs of a row read: the outputs, the fast reference's outputs, the
 /// row's values, γ and β, and the two statistics [`f64_path`] takes.
-struct ExactRow<'a> {
+struct ExactRow<'a, E> {
     actual: &'a [u64],
-    expected: &'a [u64],
+    expected: &'a [E],
     values: &'a [f64],
     params: &'a Parameters,
     mean_hi: f64,
     inv_scale_hi: f64,
 }
 
-impl ExactRow<'_> {
+/// An output of the fast reference, as the kernels give it (in their format) or as bits.
+pub(super) trait OutputBits: Copy {
+    fn bits(self) -> u64;
+}
+
+impl OutputBits for u64 {
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self
+    }
+}
+
+impl OutputBits for f32 {
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+
+impl OutputBits for half::f16 {
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+
+impl OutputBits for half::bf16 {
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+
+impl<E: OutputBits> ExactRow<'_, E> {
     /// The exact tier's run from element `start`: elements bit for bit equal to the fast
     /// reference ([`fast_reference`]; taken only on rows on the fast path, where
     /// [`f64_path`] is `Element::approximate_f64`), with t's f64 approximation accurate to
@@ -333,6 +370,7 @@ impl ExactRow<'_> {
     fn run<const IDENTITY: bool>(
         &self,
         decode: impl Fn(u64) -> f64 + Copy,
+        decode_lanes: impl Fn(&[u64; LANES]) -> [f64; LANES] + Copy,
         start: usize,
         tally: &mut Tally,
         squares: &mut SquaredErrors,
@@ -346,7 +384,7 @@ impl ExactRow<'_> {
         while i < d {
             if i.is_multiple_of(LANES)
                 && i + LANES <= d
-                && self.chunk::<IDENTITY>(decode, i, &mut max_rel_err, &mut lanes)
+                && self.chunk::<IDENTITY>(decode_lanes, i, &mut max_rel_err, &mut lanes)
             {
                 i += LANES;
             } else if self.single(decode, i, &mut max_rel_err, &mut lanes) {
@@ -373,7 +411,7 @@ impl ExactRow<'_> {
         lanes: &mut [[f64; LANES]; 2],
     ) -> bool {
         let a = self.actual[i];
-        if a != self.expected[i] {
+        if a != self.expected[i].bits() {
             return false;
         }
         let input = ElementInput {
@@ -415,7 +453,7 @@ impl ExactRow<'_> {
     #[inline(always)]
     fn chunk<const IDENTITY: bool>(
         &self,
-        decode: impl Fn(u64) -> f64,
+        decode_lanes: impl Fn(&[u64; LANES]) -> [f64; LANES],
         i: usize,
         max_rel_err: &mut f64,
         lanes: &mut [[f64; LANES]; 2],
@@ -428,7 +466,7 @@ impl ExactRow<'_> {
         };
         let columns = i..i + LANES;
         let actual: &[u64; LANES] = self.actual[columns.clone()].try_into().expect("LANES");
-        let expected: &[u64; LANES] = self.expected[columns.clone()].try_into().expect("LANES");
+        let expected: &[E; LANES] = self.expected[columns.clone()].try_into().expect("LANES");
         let values: &[f64; LANES] = self.values[columns.clone()].try_into().expect("LANES");
         // γ = 1 and β = −0 give δ·r exactly, and the compiler drops them.
         let (gamma, beta): (&[f64; LANES], &[f64; LANES]) = if IDENTITY {
@@ -443,11 +481,12 @@ impl ExactRow<'_> {
         };
         let mut ordinary = true;
         for k in 0..LANES {
-            ordinary &= actual[k] == expected[k];
+            ordinary &= actual[k] == expected[k].bits();
         }
         if !ordinary {
             return false;
         }
+        let outputs = decode_lanes(actual);
         let (mut t, mut o) = ([0.0; LANES], [0.0; LANES]);
         let (mut error2, mut t2) = ([0.0; LANES], [0.0; LANES]);
         // Whether some lane's relative error may exceed the running maximum.
@@ -460,7 +499,7 @@ impl ExactRow<'_> {
             };
             let (tk, err) = f64_path(self.mean_hi, self.inv_scale_hi, input);
             let ok = err <= tk.abs() * FAST_STATISTICS_RELATIVE_ERROR;
-            let out = decode(actual[k]);
+            let out = outputs[k];
             ordinary &= ok & out.is_finite();
             above |= !certainly_within(out, tk, *max_rel_err);
             error2[k] = (out - tk) * (out - tk);
@@ -542,7 +581,7 @@ impl ExactRow<'_> {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx512f,f16c")]
     unsafe fn run_in_avx512(
         &self,
         dtype: Dtype,
@@ -550,7 +589,9 @@ impl ExactRow<'_> {
         tally: &mut Tally,
         squares: &mut SquaredErrors,
     ) -> usize {
-        self.run_in_any(dtype, start, tally, squares)
+        // SAFETY: this function runs only where the CPU has AVX-512F and F16C.
+        let f16_lanes = |bits: &[u64; LANES]| unsafe { f16_lanes_f16c(bits) };
+        self.run_formats(dtype, start, tally, squares, f16_lanes)
     }
 
     /// [`Self::run`] with γ and β skipped where they are the identity.
@@ -558,14 +599,15 @@ impl ExactRow<'_> {
     fn run_with(
         &self,
         decode: impl Fn(u64) -> f64 + Copy,
+        decode_lanes: impl Fn(&[u64; LANES]) -> [f64; LANES] + Copy,
         start: usize,
         tally: &mut Tally,
         squares: &mut SquaredErrors,
     ) -> usize {
         if self.params.identity {
-            self.run::<true>(decode, start, tally, squares)
+            self.run::<true>(decode, decode_lanes, start, tally, squares)
         } else {
-            self.run::<false>(decode, start, tally, squares)
+            self.run::<false>(decode, decode_lanes, start, tally, squares)
         }
     }
 
@@ -579,37 +621,59 @@ impl ExactRow<'_> {
         tally: &mut Tally,
         squares: &mut SquaredErrors,
     ) -> usize {
+        self.run_formats(dtype, start, tally, squares, lanes_of(f16_value))
+    }
+
+    /// [`Self::run_in_any`] with the chunks' f16 outputs decoded by `f16_lanes`.
+    #[inline(always)]
+    fn run_formats(
+        &self,
+        dtype: Dtype,
+        start: usize,
+        tally: &mut Tally,
+        squares: &mut SquaredErrors,
+        f16_lanes: impl Fn(&[u64; LANES]) -> [f64; LANES] + Copy,
+    ) -> usize {
+        let f32_value = |b| Dtype::F32.to_f64(b);
+        let bf16_value = |b| Dtype::BF16.to_f64(b);
+        let f64_value = |b| Dtype::F64.to_f64(b);
         match dtype {
-            Dtype::F32 => self.run_with(
-                #[inline(always)]
-                |b| Dtype::F32.to_f64(b),
-                start,
-                tally,
-                squares,
-            ),
-            Dtype::F16 => self.run_with(
-                #[inline(always)]
-                |b| Dtype::F16.to_f64(b),
-                start,
-                tally,
-                squares,
-            ),
-            Dtype::BF16 => self.run_with(
-                #[inline(always)]
-                |b| Dtype::BF16.to_f64(b),
-                start,
-                tally,
-                squares,
-            ),
-            Dtype::F64 => self.run_with(
-                #[inline(always)]
-                |b| Dtype::F64.to_f64(b),
-                start,
-                tally,
-                squares,
-            ),
+            Dtype::F32 => self.run_with(f32_value, lanes_of(f32_value), start, tally, squares),
+            Dtype::F16 => self.run_with(f16_value, f16_lanes, start, tally, squares),
+            Dtype::BF16 => self.run_with(bf16_value, lanes_of(bf16_value), start, tally, squares),
+            Dtype::F64 => self.run_with(f64_value, lanes_of(f64_value), start, tally, squares),
         }
     }
+}
+
+#[inline(always)]
+fn f16_value(b: u64) -> f64 {
+    Dtype::F16.to_f64(b)
+}
+
+/// Eight outputs decoded one by one.
+#[inline(always)]
+fn lanes_of(decode: impl Fn(u64) -> f64 + Copy) -> impl Fn(&[u64; LANES]) -> [f64; LANES] + Copy {
+    move |bits| {
+        let mut values = [0.0; LANES];
+        for k in 0..LANES {
+            values[k] = decode(bits[k]);
+        }
+        values
+    }
+}
+
+/// Eight f16 outputs (the low 16 bits of each) as f64 with F16C: the same values as
+/// [`Dtype::to_f64`] but for NaNs (quieted), which never take a chunk (its outputs are
+/// finite). The integer recipe that keeps NaNs took a third of f16's exact tier.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,f16c")]
+#[inline]
+unsafe fn f16_lanes_f16c(bits: &[u64; LANES]) -> [f64; LANES] {
+    use std::arch::x86_64::*;
+    let v = _mm512_loadu_si512(bits.as_ptr() as *const _);
+    let wide = _mm512_cvtps_pd(_mm256_cvtph_ps(_mm512_cvtepi64_epi16(v)));
+    std::mem::transmute::<__m512d, [f64; LANES]>(wide)
 }
 
 /// Judges row `r` (`decoded`: its values and extremes, [`Extremes::decode`]). `expected`:
@@ -622,11 +686,11 @@ pub(super) fn judge_row(
     (values, extremes): (&[f64], &Extremes),
     actual: &[u64],
     label: &ProblemLabel,
-    expected: Option<&[u64]>,
+    expected: Option<Expected>,
 ) -> RowOutcome {
     let dtype = problem.dtype;
     let d = problem.d;
-    let stats = decoded_row_stats(problem, values, extremes);
+    let stats = decoded_row_stats(problem, &params.eps, values, extremes);
     let mut tally = Tally::default();
     let mut failures = Vec::new();
     if stats.kind == RowKind::Undefined {
@@ -640,18 +704,43 @@ pub(super) fn judge_row(
     let row_bound = || *row_bound_cell.get_or_init(|| RowBound::new(dtype, &stats, &values));
     // κ's mean|x|, at the first failure listed.
     let mean_abs = OnceCell::new();
-    let exact_row = expected.map(|expected| ExactRow {
-        actual,
-        expected,
-        values: &values,
-        params,
-        mean_hi: stats.mean_dd.hi,
-        inv_scale_hi: stats.inv_scale_dd.hi,
-    });
+    // The exact tier's run from element i, against the fast reference in its own type.
+    let run_exact = |expected: Expected, i, tally: &mut Tally, squares: &mut SquaredErrors| {
+        fn row<'a, E>(
+            expected: &'a [E],
+            actual: &'a [u64],
+            values: &'a [f64],
+            params: &'a Parameters,
+            stats: &RowStats,
+        ) -> ExactRow<'a, E> {
+            ExactRow {
+                actual,
+                expected,
+                values,
+                params,
+                mean_hi: stats.mean_dd.hi,
+                inv_scale_hi: stats.inv_scale_dd.hi,
+            }
+        }
+        match expected {
+            Expected::Bits(e) => {
+                row(e, actual, values, params, &stats).run_in(dtype, i, tally, squares)
+            }
+            Expected::F32(e) => {
+                row(e, actual, values, params, &stats).run_in(dtype, i, tally, squares)
+            }
+            Expected::F16(e) => {
+                row(e, actual, values, params, &stats).run_in(dtype, i, tally, squares)
+            }
+            Expected::Bf16(e) => {
+                row(e, actual, values, params, &stats).run_in(dtype, i, tally, squares)
+            }
+        }
+    };
     let mut i = 0;
     while i < d {
-        if let Some(exact_row) = &exact_row {
-            i = exact_row.run_in(dtype, i, &mut tally, &mut squares);
+        if let Some(expected) = expected {
+            i = run_exact(expected, i, &mut tally, &mut squares);
             if i == d {
                 break;
             }
@@ -757,8 +846,8 @@ mod tests {
     /// A row's exact-tier runs as the judge takes them (a run, then the element that ended
     /// it skipped, then the next run), by `run`; the tally and the squares' bits.
     fn runs_of_row(
-        exact_row: &ExactRow,
-        mut run: impl FnMut(&ExactRow, usize, &mut Tally, &mut SquaredErrors) -> usize,
+        exact_row: &ExactRow<u64>,
+        mut run: impl FnMut(&ExactRow<u64>, usize, &mut Tally, &mut SquaredErrors) -> usize,
     ) -> (Tally, [[u64; LANES]; 2]) {
         let (mut tally, mut squares) = (Tally::default(), SquaredErrors::default());
         let mut i = 0;
@@ -804,7 +893,7 @@ mod tests {
                     let (values, stats) =
                         crate::exact::reference::row_values_and_stats(&problem, r);
                     assert!(fast_reference::row_applies(&stats));
-                    let exact_row = ExactRow {
+                    let exact_row: ExactRow<u64> = ExactRow {
                         actual: &actual[r * d..(r + 1) * d],
                         expected: &expected[r * d..(r + 1) * d],
                         values: &values,
