@@ -106,6 +106,34 @@ fn time_numpy(problem: &Problem, repeats: usize) -> Result<Vec<f64>> {
     }
 }
 
+/// A copy of `values` in memory advised for transparent huge pages, as numpy advises its
+/// own arrays of 4 MiB and more (`numpy._core.multiarray._get_madvise_hugepage()`): the two
+/// sides' large arrays under the same page policy. (With 4 KiB pages the verdict took 4 %
+/// longer on an AMD EPYC of family 26.) A hint: where it is refused, nothing changes.
+fn huge_page_copy<T: Copy>(values: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(values.len());
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 1 << 21;
+        let start = out.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(values);
+        let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if first < last {
+            // SAFETY: the range lies within `out`'s allocation, not yet touched; madvise
+            // only advises how to back it.
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                )
+            };
+        }
+    }
+    out.extend_from_slice(values);
+    out
+}
+
 /// Judges reference-f64's outputs on a rows × d tensor `repeats` times, and times numpy.
 pub fn oracle_vs_numpy(
     rows: usize,
@@ -117,8 +145,9 @@ pub fn oracle_vs_numpy(
     if dtype == Dtype::F64 {
         return Err(Error::usage("bench-oracle takes f32, f16 or bf16"));
     }
-    let problem = gaussian_problem(rows, d, seed, dtype);
-    let y = ReferenceF64.run(&problem).map_err(Error::input)?;
+    let mut problem = gaussian_problem(rows, d, seed, dtype);
+    let y = huge_page_copy(&ReferenceF64.run(&problem).map_err(Error::input)?);
+    problem.x = huge_page_copy(&problem.x);
     let numpy_runs = time_numpy(&problem, repeats)?;
     let numpy_seconds = (!numpy_runs.is_empty()).then(|| median(numpy_runs.clone()));
     let mut times = Vec::new();

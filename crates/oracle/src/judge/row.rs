@@ -701,7 +701,7 @@ pub(super) fn judge_row(
     let expected = expected.filter(|_| fast_reference::row_applies(&stats));
     // Built at the first element that needs it (most rows of a good kernel need none).
     let row_bound_cell = OnceCell::new();
-    let row_bound = || *row_bound_cell.get_or_init(|| RowBound::new(dtype, &stats, &values));
+    let row_bound = || *row_bound_cell.get_or_init(|| RowBound::new(dtype, &stats, values));
     // κ's mean|x|, at the first failure listed.
     let mean_abs = OnceCell::new();
     // The exact tier's run from element i, against the fast reference in its own type.
@@ -813,7 +813,7 @@ pub(super) fn judge_row(
                 sigma: stats.sigma,
                 kappa: tolerance::condition(
                     &stats,
-                    *mean_abs.get_or_init(|| stats.mean_abs(&values)),
+                    *mean_abs.get_or_init(|| stats.mean_abs(values)),
                     x,
                 ),
                 x,
