@@ -88,10 +88,12 @@ pub fn run_rows<T: Element>(
     rows: std::ops::Range<usize>,
     options: Options,
 ) -> std::result::Result<Vec<u64>, String> {
-    let mut out = Vec::new();
     let mut buffers = RowBuffers::default();
-    run_rows_into(p, gamma, beta, rows, options, &mut buffers, &mut out)?;
-    Ok(out)
+    let y = run_rows_typed(p, gamma, beta, rows, options, &mut buffers)?;
+    Ok(vector::widest(
+        #[inline(always)]
+        || vector::map_to_vec(y, T::to_bits),
+    ))
 }
 
 /// The rows in the kernels' type and their outputs, reused from block to block (fresh
@@ -108,24 +110,6 @@ impl<T> Default for RowBuffers<T> {
             y: Vec::new(),
         }
     }
-}
-
-/// [`run_rows`] into `out` (its old contents dropped), with `buffers` reused.
-pub fn run_rows_into<T: Element>(
-    p: &Problem,
-    gamma: Option<&[T]>,
-    beta: Option<&[T]>,
-    rows: std::ops::Range<usize>,
-    options: Options,
-    buffers: &mut RowBuffers<T>,
-    out: &mut Vec<u64>,
-) -> std::result::Result<(), String> {
-    let y = run_rows_typed(p, gamma, beta, rows, options, buffers)?;
-    vector::widest(
-        #[inline(always)]
-        || vector::map_into(y, out, T::to_bits),
-    );
-    Ok(())
 }
 
 /// The kernels' outputs for the rows `rows` of `p` in their own type, in `buffers`

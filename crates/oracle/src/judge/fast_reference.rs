@@ -18,6 +18,7 @@ use crate::exact::{reference::row_stats, RowKind, RowStats};
 use crate::kernels::Options;
 use crate::problem::{EpsConvention, Problem};
 use half::{bf16, f16};
+use normoracle_core::vector;
 
 /// Rows per block: the kernels' outputs of a block stay in cache until they are compared.
 pub const BLOCK_ROWS: usize = 8;
@@ -121,45 +122,21 @@ impl FastReference {
         scratch: &mut Scratch,
         out: &mut Vec<u64>,
     ) -> bool {
-        let options = Self::options(&rows);
-        match &self.typed {
-            Typed::F32(g, b) => native::run_rows_into(
-                problem,
-                g.as_deref(),
-                b.as_deref(),
-                rows,
-                options,
-                &mut scratch.f32,
-                out,
-            ),
-            Typed::F16(g, b) => native::run_rows_into(
-                problem,
-                g.as_deref(),
-                b.as_deref(),
-                rows,
-                options,
-                &mut scratch.f16,
-                out,
-            ),
-            Typed::Bf16(g, b) => native::run_rows_into(
-                problem,
-                g.as_deref(),
-                b.as_deref(),
-                rows,
-                options,
-                &mut scratch.bf16,
-                out,
-            ),
+        let Some(expected) = self.rows_typed(problem, rows, scratch) else {
+            return false;
+        };
+        match expected {
+            Expected::F32(e) => vector::map_into(e, out, |v| v.to_bits() as u64),
+            Expected::F16(e) => vector::map_into(e, out, |v| v.to_bits() as u64),
+            Expected::Bf16(e) => vector::map_into(e, out, |v| v.to_bits() as u64),
         }
-        .is_ok()
+        true
     }
 }
 
-/// The fast reference's outputs of some elements: in the kernels' format as they give
-/// them, or as bits.
+/// The fast reference's outputs of some elements, in the kernels' format as they give them.
 #[derive(Clone, Copy)]
 pub enum Expected<'a> {
-    Bits(&'a [u64]),
     F32(&'a [f32]),
     F16(&'a [f16]),
     Bf16(&'a [bf16]),
@@ -169,7 +146,6 @@ impl<'a> Expected<'a> {
     /// Elements `range` of these.
     pub fn slice(self, range: std::ops::Range<usize>) -> Expected<'a> {
         match self {
-            Expected::Bits(e) => Expected::Bits(&e[range]),
             Expected::F32(e) => Expected::F32(&e[range]),
             Expected::F16(e) => Expected::F16(&e[range]),
             Expected::Bf16(e) => Expected::Bf16(&e[range]),

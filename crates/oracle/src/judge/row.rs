@@ -365,7 +365,8 @@ impl<E: OutputBits> ExactRow<'_, E> {
     /// chunks of [`LANES`] columns at a time ([`Self::chunk`], straight-line code the
     /// compiler vectorizes), single elements ([`Self::single`]) up to the next chunk's start
     /// and wherever a chunk holds anything else, with the format's decoding inlined
-    /// (`decode`, the bits' value) and the running values in registers.
+    /// (`decode`, the bits' value; `decode_lanes`, a chunk's eight) and the running values in
+    /// registers.
     #[inline(always)]
     fn run<const IDENTITY: bool>(
         &self,
@@ -723,9 +724,6 @@ pub(super) fn judge_row(
             }
         }
         match expected {
-            Expected::Bits(e) => {
-                row(e, actual, values, params, &stats).run_in(dtype, i, tally, squares)
-            }
             Expected::F32(e) => {
                 row(e, actual, values, params, &stats).run_in(dtype, i, tally, squares)
             }
