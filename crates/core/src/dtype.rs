@@ -142,14 +142,21 @@ impl Dtype {
     /// element as in a loop over [`Dtype::to_f64`]; compiled for the widest vector
     /// instructions the CPU has, [`crate::vector`]).
     pub fn decode(self, bits: &[u64]) -> Vec<f64> {
-        use crate::vector::map_to_vec;
+        let mut values = Vec::new();
+        self.decode_into(bits, &mut values);
+        values
+    }
+
+    /// [`Dtype::decode`] into `values` (its old contents dropped, its allocation reused).
+    pub fn decode_into(self, bits: &[u64], values: &mut Vec<f64>) {
+        use crate::vector::map_into;
         crate::vector::widest(
             #[inline(always)]
             || match self {
-                Dtype::F16 => map_to_vec(bits, |b| Dtype::F16.to_f64(b)),
-                Dtype::BF16 => map_to_vec(bits, |b| Dtype::BF16.to_f64(b)),
-                Dtype::F32 => map_to_vec(bits, |b| Dtype::F32.to_f64(b)),
-                Dtype::F64 => map_to_vec(bits, |b| Dtype::F64.to_f64(b)),
+                Dtype::F16 => map_into(bits, values, |b| Dtype::F16.to_f64(b)),
+                Dtype::BF16 => map_into(bits, values, |b| Dtype::BF16.to_f64(b)),
+                Dtype::F32 => map_into(bits, values, |b| Dtype::F32.to_f64(b)),
+                Dtype::F64 => map_into(bits, values, |b| Dtype::F64.to_f64(b)),
             },
         )
     }

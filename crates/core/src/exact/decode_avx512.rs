@@ -5,12 +5,10 @@
 //! their payloads included) and the same extremes:
 //! `the_one_pass_decode_gives_the_two_passes_values_and_extremes` compares them.
 
-use super::stats::Extremes;
+use super::stats::{Extremes, INFINITY, MAGNITUDE};
 use crate::dtype::Dtype;
 use std::arch::x86_64::*;
 
-const MAGNITUDE: u64 = !(1u64 << 63);
-const INFINITY: u64 = 0x7ff0_0000_0000_0000;
 const LANES: usize = 8;
 
 /// The values of `bits` (a row of `dtype`) into `values` (its old contents dropped), and

@@ -451,7 +451,7 @@ pub fn element_input(problem: &Problem, r: usize, i: usize) -> ElementInput {
 
 /// The exact statistics of row r.
 pub fn row_stats(problem: &Problem, r: usize) -> RowStats {
-    row_stats_of_values(problem, &problem.dtype.decode(problem.row(r)))
+    row_values_and_stats(problem, r).1
 }
 
 /// Row r's values (x_i as f64) and [`row_stats`], decoding the row once.
@@ -476,17 +476,6 @@ pub fn decoded_row_stats(
         problem.op,
         problem.convention,
         eps,
-    )
-}
-
-/// [`row_stats`] of row values already decoded (`values[i]` = the row's x_i as f64).
-pub fn row_stats_of_values(problem: &Problem, values: &[f64]) -> RowStats {
-    RowStats::compute(
-        values,
-        problem.dtype,
-        problem.op,
-        problem.convention,
-        &problem.eps.exact(),
     )
 }
 

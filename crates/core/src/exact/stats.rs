@@ -208,8 +208,6 @@ impl Extremes {
     #[inline(always)]
     fn of_in(values: &[f64]) -> Extremes {
         const LANES: usize = 8;
-        const MAGNITUDE: u64 = !(1u64 << 63);
-        const INFINITY: u64 = 0x7ff0_0000_0000_0000;
         // The largest pattern, the largest finite one, the smallest finite nonzero one (∞'s
         // pattern where there is none).
         let mut any = [0u64; LANES];
@@ -256,16 +254,8 @@ impl Extremes {
             // SAFETY: the CPU has AVX-512F and F16C.
             return unsafe { super::decode_avx512::decode(dtype, bits, values) };
         }
-        let extremes;
-        (*values, extremes) = Self::decode_in_two_passes(dtype, bits);
-        extremes
-    }
-
-    /// [`Self::decode`] on any CPU: [`Dtype::decode`], then [`Self::of`].
-    pub fn decode_in_two_passes(dtype: Dtype, bits: &[u64]) -> (Vec<f64>, Extremes) {
-        let values = dtype.decode(bits);
-        let extremes = Self::of(&values);
-        (values, extremes)
+        dtype.decode_into(bits, values);
+        Self::of(values)
     }
 }
 
@@ -339,6 +329,11 @@ fn i128_sums(values: &[f64], scale: f64) -> Option<(i128, i128)> {
     }
     integral.then_some((s1, s2))
 }
+
+/// The bits below the sign of an f64: its pattern of |x|.
+pub(super) const MAGNITUDE: u64 = !(1u64 << 63);
+/// The pattern of +∞: above every finite |x|'s, below every NaN's.
+pub(super) const INFINITY: u64 = 0x7ff0_0000_0000_0000;
 
 /// Lanes of [`f64_lane_sums`]: value i goes to lane i mod `SUM_LANES`.
 const SUM_LANES: usize = 8;
@@ -798,7 +793,9 @@ mod tests {
                 })
                 .collect();
             let (values, extremes) = Extremes::decode(dtype, &bits);
-            let (want_values, want) = Extremes::decode_in_two_passes(dtype, &bits);
+            // The two portable passes.
+            let want_values = dtype.decode(&bits);
+            let want = Extremes::of(&want_values);
             let as_bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(as_bits(&values), as_bits(&want_values), "{dtype} {bits:x?}");
             assert_eq!(extremes, want, "{dtype} {bits:x?}");

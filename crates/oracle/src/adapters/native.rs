@@ -98,18 +98,10 @@ pub fn run_rows<T: Element>(
 
 /// The rows in the kernels' type and their outputs, reused from block to block (fresh
 /// buffers of a block's size cost page faults and the allocator's trimming).
+#[derive(Default)]
 pub struct RowBuffers<T> {
     x: Vec<T>,
     y: Vec<T>,
-}
-
-impl<T> Default for RowBuffers<T> {
-    fn default() -> Self {
-        RowBuffers {
-            x: Vec::new(),
-            y: Vec::new(),
-        }
-    }
 }
 
 /// The kernels' outputs for the rows `rows` of `p` in their own type, in `buffers`

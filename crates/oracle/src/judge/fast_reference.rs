@@ -52,17 +52,10 @@ impl FastReference {
         Some(FastReference { typed })
     }
 
-    /// The kernels' outputs (bits) of rows `rows`, single-threaded (the judge runs blocks in
-    /// parallel); `None` if the kernels refuse the problem.
-    pub fn rows(&self, problem: &Problem, rows: std::ops::Range<usize>) -> Option<Vec<u64>> {
-        let mut out = Vec::new();
-        self.rows_into(problem, rows, &mut Scratch::default(), &mut out)
-            .then_some(out)
-    }
-
-    /// [`Self::rows`] in the kernels' format, in `scratch`'s buffers (reused); `None` if
-    /// the kernels refuse the problem. (The judge compares with these: converting them to
-    /// bits took a pass of its own.)
+    /// The kernels' outputs of rows `rows` in their own format, single-threaded (the judge
+    /// runs blocks in parallel), in `scratch`'s buffers (reused); `None` if the kernels
+    /// refuse the problem. (The judge compares with these: converting them to bits took a
+    /// pass of its own.)
     pub fn rows_typed<'s>(
         &self,
         problem: &Problem,
@@ -113,8 +106,8 @@ impl FastReference {
         }
     }
 
-    /// [`Self::rows`] into `out` (its old contents dropped), with `scratch`'s buffers
-    /// reused; false if the kernels refuse the problem.
+    /// [`Self::rows_typed`] as bits, into `out` (its old contents dropped); false if the
+    /// kernels refuse the problem.
     pub fn rows_into(
         &self,
         problem: &Problem,
@@ -214,10 +207,14 @@ pub fn disagreements(problem: &Problem, fast: &[u64]) -> Result<(Vec<Disagreemen
 pub fn whole(problem: &Problem) -> Option<Vec<u64>> {
     let reference = FastReference::new(problem)?;
     let mut y = Vec::with_capacity(problem.rows * problem.d);
+    let (mut scratch, mut block) = (Scratch::default(), Vec::new());
     let mut first = 0;
     while first < problem.rows {
         let end = (first + BLOCK_ROWS).min(problem.rows);
-        y.extend(reference.rows(problem, first..end)?);
+        if !reference.rows_into(problem, first..end, &mut scratch, &mut block) {
+            return None;
+        }
+        y.extend_from_slice(&block);
         first = end;
     }
     Some(y)

@@ -324,10 +324,14 @@ struct ExactRow<'a, E> {
 
 /// An output of the fast reference, as the kernels give it (in their format) or as bits.
 pub(super) trait OutputBits: Copy {
+    /// The format, where the type says it (then the exact tier compiles that format's
+    /// loop only); None for bits of any format.
+    const DTYPE: Option<Dtype>;
     fn bits(self) -> u64;
 }
 
 impl OutputBits for u64 {
+    const DTYPE: Option<Dtype> = None;
     #[inline(always)]
     fn bits(self) -> u64 {
         self
@@ -335,6 +339,7 @@ impl OutputBits for u64 {
 }
 
 impl OutputBits for f32 {
+    const DTYPE: Option<Dtype> = Some(Dtype::F32);
     #[inline(always)]
     fn bits(self) -> u64 {
         self.to_bits() as u64
@@ -342,6 +347,7 @@ impl OutputBits for f32 {
 }
 
 impl OutputBits for half::f16 {
+    const DTYPE: Option<Dtype> = Some(Dtype::F16);
     #[inline(always)]
     fn bits(self) -> u64 {
         self.to_bits() as u64
@@ -349,6 +355,7 @@ impl OutputBits for half::f16 {
 }
 
 impl OutputBits for half::bf16 {
+    const DTYPE: Option<Dtype> = Some(Dtype::BF16);
     #[inline(always)]
     fn bits(self) -> u64 {
         self.to_bits() as u64
@@ -638,7 +645,8 @@ impl<E: OutputBits> ExactRow<'_, E> {
         let f32_value = |b| Dtype::F32.to_f64(b);
         let bf16_value = |b| Dtype::BF16.to_f64(b);
         let f64_value = |b| Dtype::F64.to_f64(b);
-        match dtype {
+        debug_assert!(E::DTYPE.is_none_or(|own| own == dtype));
+        match E::DTYPE.unwrap_or(dtype) {
             Dtype::F32 => self.run_with(f32_value, lanes_of(f32_value), start, tally, squares),
             Dtype::F16 => self.run_with(f16_value, f16_lanes, start, tally, squares),
             Dtype::BF16 => self.run_with(bf16_value, lanes_of(bf16_value), start, tally, squares),
